@@ -1,0 +1,85 @@
+//===- FastNNBase.td - fastnn dialect definition -----------*- tablegen -*-===//
+//
+// The fastnn dialect: tensor-level neural-network ops with static shapes, the
+// IR that the ONNX importer produces and the training compiler transforms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_DIALECT_FASTNN_IR_FASTNNBASE_TD
+#define FASTNN_DIALECT_FASTNN_IR_FASTNNBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def FastNN_Dialect : Dialect {
+  let name = "fastnn";
+  let cppNamespace = "::mlir::fastnn";
+  let summary = "Tensor-level neural-network ops for the fastnn training compiler";
+  let description = [{
+    Ops on statically shaped tensors with value semantics. Trainable weights
+    and batch-norm statistics are module-level `fastnn.parameter` symbols that
+    functions read with `fastnn.param`, so passes find all model state by
+    walking the symbol table. Every compute op infers its result type from its
+    operands and attributes; the verifier rejects a declared type that
+    disagrees, so shape errors surface at the op that caused them.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let hasConstantMaterializer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def FastNN_Layout : I32EnumAttr<"Layout", "activation memory layout", [
+    I32EnumAttrCase<"NCHW", 0, "nchw">,
+    I32EnumAttrCase<"NHWC", 1, "nhwc">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fastnn";
+}
+def FastNN_LayoutAttr : EnumAttr<FastNN_Dialect, FastNN_Layout, "layout"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+def FastNN_ParamRole : I32EnumAttr<"ParamRole", "role of a model parameter", [
+    I32EnumAttrCase<"Trainable", 0, "trainable">,
+    I32EnumAttrCase<"Statistic", 1, "statistic">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fastnn";
+}
+def FastNN_ParamRoleAttr : EnumAttr<FastNN_Dialect, FastNN_ParamRole, "role">;
+
+def FastNN_PadMode : I32EnumAttr<"PadMode", "how pad fills the border", [
+    I32EnumAttrCase<"Constant", 0, "constant">,
+    I32EnumAttrCase<"Reflect", 1, "reflect">,
+    I32EnumAttrCase<"Edge", 2, "edge">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fastnn";
+}
+def FastNN_PadModeAttr : EnumAttr<FastNN_Dialect, FastNN_PadMode, "pad_mode"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def FastNN_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
+def FastNN_Integer : AnyTypeOf<[I1, I8, I16, I32, I64, UI8]>;
+def FastNN_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
+def FastNN_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def FastNN_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I8, I16,
+                                         I32, I64, UI8]>;
+
+def FastNN_FloatNonNegative : AttrConstraint<
+    CPred<"!::llvm::cast<::mlir::FloatAttr>($_self).getValue().isNegative()">,
+    "whose value is non-negative">;
+
+def FastNN_Pair : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>;
+def FastNN_Quad : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<4>]>;
+
+#endif // FASTNN_DIALECT_FASTNN_IR_FASTNNBASE_TD

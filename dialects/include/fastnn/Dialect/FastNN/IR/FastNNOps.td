@@ -1,0 +1,403 @@
+//===- FastNNOps.td - fastnn operations --------------------*- tablegen -*-===//
+
+#ifndef FASTNN_DIALECT_FASTNN_IR_FASTNNOPS_TD
+#define FASTNN_DIALECT_FASTNN_IR_FASTNNOPS_TD
+
+include "fastnn/Dialect/FastNN/IR/FastNNBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class FastNN_Op<string mnemonic, list<Trait> traits = []>
+    : Op<FastNN_Dialect, mnemonic, traits>;
+
+// Compute ops are pure and infer their result type; the declared type must
+// match what inference computes.
+class FastNN_ComputeOp<string mnemonic, list<Trait> traits = []>
+    : FastNN_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)>;
+
+// Ops whose result has the input's type; ODS derives their type inference.
+class FastNN_SameTypeOp<string mnemonic, list<Trait> traits = []>
+    : FastNN_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
+                                       InferTypeOpInterface], traits)>;
+
+//===----------------------------------------------------------------------===//
+// Model state
+//===----------------------------------------------------------------------===//
+
+def FastNN_ParameterOp : FastNN_Op<"parameter", [Symbol]> {
+  let summary = "a named model parameter with its initial value";
+  let description = [{
+    Declares one piece of model state at module level: a trainable tensor
+    (weights, biases, batch-norm scale and shift) or a statistic that training
+    updates without gradients (batch-norm running mean and variance). The
+    initial value is usually a `dense_resource` blob imported from an ONNX
+    initializer; its type is the parameter's type.
+
+    ```mlir
+    fastnn.parameter @conv1.weight trainable = dense_resource<w0> : tensor<64x3x7x7xf32>
+    fastnn.parameter @bn1.running_mean statistic = dense<0.0> : tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, FastNN_ParamRoleAttr:$role,
+                       ElementsAttr:$initial_value);
+  let assemblyFormat = [{
+    $sym_name $role `=` $initial_value attr-dict
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getInitialValue().getType());
+    }
+    bool isTrainable() { return getRole() == ParamRole::Trainable; }
+  }];
+  let hasVerifier = 1;
+}
+
+def FastNN_ParamOp : FastNN_Op<"param", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "reads a parameter's current value";
+  let description = [{
+    ```mlir
+    %w = fastnn.param @conv1.weight : tensor<64x3x7x7xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def FastNN_ConstantOp : FastNN_Op<"constant", [ConstantLike, Pure,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution, pooling, normalisation
+//===----------------------------------------------------------------------===//
+
+def FastNN_Conv2DOp : FastNN_ComputeOp<"conv2d"> {
+  let summary = "2-D convolution with groups, strides, dilations and padding";
+  let description = [{
+    `input` is NCHW (or NHWC with `layout = #fastnn.layout<nhwc>`), `filter` is
+    OIHW (OHWI for nhwc) with I = C / groups, `bias` (optional) has O elements.
+    `pads` is [top, left, bottom, right], as ONNX orders them. Depthwise
+    convolution is groups = C.
+
+    ```mlir
+    %y = fastnn.conv2d %x, %w, %b {strides = array<i64: 2, 2>, pads = array<i64: 3, 3, 3, 3>}
+        : (tensor<1x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>) -> tensor<1x64x112x112xf32>
+    ```
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input, FastNN_FloatTensor:$filter,
+      Optional<FastNN_FloatTensor>:$bias,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$strides,
+      DefaultValuedAttr<FastNN_Quad, "{0, 0, 0, 0}">:$pads,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$dilations,
+      DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $filter (`,` $bias^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+class FastNN_Pool2DOp<string mnemonic> : FastNN_ComputeOp<mnemonic,
+    [SameOperandsAndResultElementType]> {
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def FastNN_MaxPool2DOp : FastNN_Pool2DOp<"max_pool2d"> {
+  let summary = "2-D max pooling";
+  let description = [{
+    Padding never wins the maximum. With `ceil_mode` the output size rounds
+    up, as ONNX specifies.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input,
+      FastNN_Pair:$kernel_shape,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$strides,
+      DefaultValuedAttr<FastNN_Quad, "{0, 0, 0, 0}">:$pads,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$dilations,
+      UnitAttr:$ceil_mode,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+}
+
+def FastNN_AvgPool2DOp : FastNN_Pool2DOp<"avg_pool2d"> {
+  let summary = "2-D average pooling";
+  let description = [{
+    With `count_include_pad` every window divides by the kernel area;
+    without it, by the number of input elements the window covers.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input,
+      FastNN_Pair:$kernel_shape,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$strides,
+      DefaultValuedAttr<FastNN_Quad, "{0, 0, 0, 0}">:$pads,
+      UnitAttr:$ceil_mode, UnitAttr:$count_include_pad,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+}
+
+def FastNN_BatchNormOp : FastNN_ComputeOp<"batch_norm",
+    [AllElementTypesMatch<["input", "scale", "bias", "mean", "variance"]>]> {
+  let summary = "batch normalisation with given statistics";
+  let description = [{
+    y = scale * (x - mean) / sqrt(variance + epsilon) + bias, per channel.
+    `momentum` is the running-statistics update factor training uses
+    (running = momentum * running + (1 - momentum) * batch, ONNX's convention).
+
+    ```mlir
+    %y = fastnn.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-3 : f64}
+        : (tensor<8x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<8x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input, FastNN_FloatTensor:$scale,
+      FastNN_FloatTensor:$bias, FastNN_FloatTensor:$mean,
+      FastNN_FloatTensor:$variance,
+      DefaultValuedAttr<ConfinedAttr<F64Attr, [FastNN_FloatNonNegative]>, "1e-5">:$epsilon,
+      DefaultValuedAttr<F64Attr, "0.9">:$momentum,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def FastNN_LRNOp : FastNN_SameTypeOp<"lrn"> {
+  let summary = "local response normalisation across channels";
+  let description = [{
+    ONNX semantics: y = x / (bias + alpha / size * sum(x^2 over `size`
+    neighbouring channels))^beta.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input,
+      ConfinedAttr<I64Attr, [IntPositive]>:$size,
+      DefaultValuedAttr<F64Attr, "1e-4">:$alpha,
+      DefaultValuedAttr<F64Attr, "0.75">:$beta,
+      DefaultValuedAttr<F64Attr, "1.0">:$bias);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+def FastNN_MatMulOp : FastNN_ComputeOp<"matmul",
+    [SameOperandsAndResultElementType]> {
+  let summary = "matrix product, batched with broadcasting";
+  let description = [{
+    Operands of rank >= 2; leading (batch) dimensions broadcast as in numpy.
+    `transpose_a` / `transpose_b` transpose the last two dimensions first.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$a, FastNN_FloatTensor:$b,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$a `,` $b attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+class FastNN_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : FastNN_ComputeOp<mnemonic, !listconcat(
+        [SameOperandsAndResultElementType], traits)> {
+  let description = [{
+    Elementwise with numpy (ONNX multidirectional) broadcasting.
+  }];
+  let arguments = (ins FastNN_Tensor:$lhs, FastNN_Tensor:$rhs);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+def FastNN_AddOp : FastNN_BinaryOp<"add", [Commutative]> { let summary = "lhs + rhs"; }
+def FastNN_SubOp : FastNN_BinaryOp<"sub"> { let summary = "lhs - rhs"; }
+def FastNN_MulOp : FastNN_BinaryOp<"mul", [Commutative]> { let summary = "lhs * rhs"; }
+def FastNN_DivOp : FastNN_BinaryOp<"div"> { let summary = "lhs / rhs"; }
+def FastNN_MaxOp : FastNN_BinaryOp<"max", [Commutative]> { let summary = "max(lhs, rhs)"; }
+def FastNN_MinOp : FastNN_BinaryOp<"min", [Commutative]> { let summary = "min(lhs, rhs)"; }
+def FastNN_PowOp : FastNN_BinaryOp<"pow"> { let summary = "lhs ^ rhs"; }
+
+class FastNN_UnaryOp<string mnemonic, list<Trait> traits = []>
+    : FastNN_SameTypeOp<mnemonic, traits> {
+  let arguments = (ins FastNN_FloatTensor:$input);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def FastNN_NegOp : FastNN_UnaryOp<"neg"> {
+  let summary = "-x";
+  let hasFolder = 1;
+}
+def FastNN_AbsOp : FastNN_UnaryOp<"abs"> { let summary = "|x|"; }
+def FastNN_ExpOp : FastNN_UnaryOp<"exp"> { let summary = "e^x"; }
+def FastNN_LogOp : FastNN_UnaryOp<"log"> { let summary = "natural logarithm"; }
+def FastNN_SqrtOp : FastNN_UnaryOp<"sqrt"> { let summary = "square root"; }
+def FastNN_ReciprocalOp : FastNN_UnaryOp<"reciprocal"> { let summary = "1 / x"; }
+def FastNN_ReluOp : FastNN_UnaryOp<"relu"> { let summary = "max(x, 0)"; }
+def FastNN_SigmoidOp : FastNN_UnaryOp<"sigmoid"> { let summary = "1 / (1 + e^-x)"; }
+def FastNN_TanhOp : FastNN_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
+
+def FastNN_LeakyReluOp : FastNN_UnaryOp<"leaky_relu"> {
+  let summary = "x if x >= 0 else alpha * x";
+  let arguments = (ins FastNN_FloatTensor:$input,
+                       DefaultValuedAttr<F64Attr, "0.01">:$alpha);
+}
+
+def FastNN_ClipOp : FastNN_UnaryOp<"clip"> {
+  let summary = "min(max(x, min), max); relu6 is clip 0..6";
+  let arguments = (ins FastNN_FloatTensor:$input, F64Attr:$min, F64Attr:$max);
+  let hasVerifier = 1;
+  let hasCanonicalizer = 1;
+}
+
+def FastNN_DropoutOp : FastNN_UnaryOp<"dropout"> {
+  let summary = "dropout (identity at inference)";
+  let description = [{
+    In training each element is zeroed with probability `ratio` and the rest
+    are scaled by 1 / (1 - ratio); at inference the op is the identity. A
+    ratio of 0 folds away.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input,
+      DefaultValuedAttr<ConfinedAttr<F64Attr, [FastNN_FloatNonNegative]>, "0.5">:$ratio);
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FastNN_CastOp : FastNN_ComputeOp<"cast", [SameOperandsAndResultShape]> {
+  let summary = "element type conversion";
+  let description = [{
+    Float to float rounds to nearest even; float to integer truncates towards
+    zero; integer to float rounds to nearest.
+  }];
+  let arguments = (ins FastNN_Tensor:$input, TypeAttr:$to);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Type":$elementType), [{
+      build($_builder, $_state, input, ::mlir::TypeAttr::get(elementType));
+    }]>
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax and reductions
+//===----------------------------------------------------------------------===//
+
+def FastNN_SoftmaxOp : FastNN_SameTypeOp<"softmax"> {
+  let summary = "softmax along one axis";
+  let arguments = (ins FastNN_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def FastNN_LogSoftmaxOp : FastNN_SameTypeOp<"log_softmax"> {
+  let summary = "log of softmax along one axis, computed stably";
+  let arguments = (ins FastNN_FloatTensor:$input, I64Attr:$axis);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+class FastNN_ReduceOp<string mnemonic> : FastNN_ComputeOp<mnemonic,
+    [SameOperandsAndResultElementType]> {
+  let description = [{
+    Reduces the listed `axes` (non-negative, distinct, ascending); with
+    `keepdims` they stay as size-1 dimensions. Global pooling is a reduction
+    over [2, 3] with keepdims.
+  }];
+  let arguments = (ins FastNN_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdims);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
+def FastNN_ReduceSumOp : FastNN_ReduceOp<"reduce_sum"> { let summary = "sum over axes"; }
+def FastNN_ReduceMeanOp : FastNN_ReduceOp<"reduce_mean"> { let summary = "mean over axes"; }
+def FastNN_ReduceMaxOp : FastNN_ReduceOp<"reduce_max"> { let summary = "maximum over axes"; }
+def FastNN_ReduceMinOp : FastNN_ReduceOp<"reduce_min"> { let summary = "minimum over axes"; }
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+def FastNN_ConcatOp : FastNN_ComputeOp<"concat", [SameOperandsAndResultElementType]> {
+  let summary = "concatenation along one axis";
+  let arguments = (ins Variadic<FastNN_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$inputs attr-dict `:` functional-type($inputs, results)";
+  let hasFolder = 1;
+}
+
+def FastNN_ReshapeOp : FastNN_Op<"reshape", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "reinterprets a tensor with another shape of the same size";
+  let description = [{
+    The result type carries the new shape (shapes are static). Flatten,
+    Squeeze and Unsqueeze import as reshapes.
+  }];
+  let arguments = (ins FastNN_Tensor:$input);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FastNN_TransposeOp : FastNN_ComputeOp<"transpose",
+    [SameOperandsAndResultElementType]> {
+  let summary = "permutes dimensions: result dim i is input dim permutation[i]";
+  let arguments = (ins FastNN_Tensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def FastNN_PadOp : FastNN_ComputeOp<"pad", [SameOperandsAndResultElementType]> {
+  let summary = "pads every dimension";
+  let description = [{
+    `pads` holds all begin amounts then all end amounts (ONNX order), each
+    non-negative. `value` fills in constant mode; reflect mirrors without
+    repeating the border element; edge repeats it.
+  }];
+  let arguments = (ins FastNN_Tensor:$input, DenseI64ArrayAttr:$pads,
+      DefaultValuedAttr<FastNN_PadModeAttr, "::mlir::fastnn::PadMode::Constant">:$mode,
+      DefaultValuedAttr<F64Attr, "0.0">:$value);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasFolder = 1;
+}
+
+def FastNN_SliceOp : FastNN_Op<"slice", [Pure, SameOperandsAndResultElementType]> {
+  let summary = "strided window of a tensor";
+  let description = [{
+    Result element [i0, i1, ...] is input[offsets[0] + i0 * steps[0], ...]; the
+    result type gives the window's size. Steps may be negative (reversal);
+    every index the window reads must be inside the input.
+  }];
+  let arguments = (ins FastNN_Tensor:$input, DenseI64ArrayAttr:$offsets,
+                       DenseI64ArrayAttr:$steps);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def FastNN_GatherOp : FastNN_ComputeOp<"gather", [
+    AllElementTypesMatch<["input", "result"]>]> {
+  let summary = "takes slices along `axis` at the given indices";
+  let description = [{
+    Result shape is input.shape[:axis] + indices.shape + input.shape[axis+1:].
+    Negative indices count from the end, as in ONNX.
+  }];
+  let arguments = (ins FastNN_Tensor:$input, FastNN_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasFolder = 1;
+}
+
+#endif // FASTNN_DIALECT_FASTNN_IR_FASTNNOPS_TD

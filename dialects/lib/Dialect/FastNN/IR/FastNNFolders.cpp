@@ -1,0 +1,368 @@
+//===- FastNNFolders.cpp - fastnn folders and canonicalizations -----------===//
+//
+// Exporters compute shapes at run time (Shape -> Gather -> Unsqueeze ->
+// Concat -> Reshape); with static shapes those chains are constants, and
+// these folders reduce them so that the importer and later passes see plain
+// constants. Constant folding is bounded to small tensors: it exists for
+// shape arithmetic, not for precomputing weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+
+#include "mlir/Dialect/CommonFolders.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/APSInt.h"
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace {
+
+/// Largest constant the folders materialise.
+constexpr int64_t kMaxFoldedElements = 4096;
+
+DenseElementsAttr smallDense(Attribute attr) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(attr);
+  if (!dense || dense.getNumElements() > kMaxFoldedElements)
+    return nullptr;
+  return dense;
+}
+
+/// True if `attr` is a splat equal to `value` (an integer, or a float
+/// compared exactly).
+bool isSplatOf(Attribute attr, double value) {
+  auto splat = dyn_cast_or_null<SplatElementsAttr>(attr);
+  if (!splat)
+    return false;
+  Type elementType = splat.getElementType();
+  if (isa<FloatType>(elementType)) {
+    APFloat v = splat.getSplatValue<APFloat>();
+    return v.isExactlyValue(value) && v.isNegative() == std::signbit(value);
+  }
+  if (elementType.isInteger())
+    return static_cast<double>(splat.getSplatValue<APInt>().getSExtValue()) ==
+           value;
+  return false;
+}
+
+/// The value of `x op identity` when `identity` broadcasts into x unchanged.
+OpFoldResult foldIdentityOperand(Value x, Attribute other, Type resultType,
+                                 double identity) {
+  if (x.getType() == resultType && isSplatOf(other, identity))
+    return x;
+  return {};
+}
+
+template <typename FloatFn, typename IntFn>
+OpFoldResult foldConstantBinary(ArrayRef<Attribute> operands, Type resultType,
+                                FloatFn floatFn, IntFn intFn) {
+  DenseElementsAttr lhs = smallDense(operands[0]);
+  DenseElementsAttr rhs = smallDense(operands[1]);
+  if (!lhs || !rhs || lhs.getType() != rhs.getType() ||
+      lhs.getType() != resultType)
+    return {};
+  // fastnn has no poison values, hence `void` for the poison attribute.
+  if (isa<FloatType>(lhs.getElementType()))
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(operands, resultType,
+                                                       floatFn);
+  return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(
+      operands, resultType, intFn);
+}
+
+} // namespace
+
+OpFoldResult ConstantOp::fold(FoldAdaptor adaptor) { return getValue(); }
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (isa<FloatType>(getType().getElementType())) {
+    // x + -0.0 is x for every x, including -0.0.
+    if (OpFoldResult r = foldIdentityOperand(getLhs(), adaptor.getRhs(),
+                                             getType(), -0.0))
+      return r;
+  } else if (OpFoldResult r = foldIdentityOperand(getLhs(), adaptor.getRhs(),
+                                                  getType(), 0)) {
+    return r;
+  }
+  return foldConstantBinary(
+      adaptor.getOperands(), getType(),
+      [](const APFloat &a, const APFloat &b) { return a + b; },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a + b;
+      });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult r =
+          foldIdentityOperand(getLhs(), adaptor.getRhs(), getType(), 0))
+    return r;
+  return foldConstantBinary(
+      adaptor.getOperands(), getType(),
+      [](const APFloat &a, const APFloat &b) { return a - b; },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a - b;
+      });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult r =
+          foldIdentityOperand(getLhs(), adaptor.getRhs(), getType(), 1))
+    return r;
+  return foldConstantBinary(
+      adaptor.getOperands(), getType(),
+      [](const APFloat &a, const APFloat &b) { return a * b; },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a * b;
+      });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult r =
+          foldIdentityOperand(getLhs(), adaptor.getRhs(), getType(), 1))
+    return r;
+  return foldConstantBinary(
+      adaptor.getOperands(), getType(),
+      [](const APFloat &a, const APFloat &b) { return a / b; },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        // ONNX integer division truncates; a zero divisor is left to run time.
+        if (b.isZero())
+          return std::nullopt;
+        return a.sdiv(b);
+      });
+}
+
+OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  return foldConstantBinary(
+      adaptor.getOperands(), getType(),
+      [](const APFloat &a, const APFloat &b) { return llvm::maximum(a, b); },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a.sge(b) ? a : b;
+      });
+}
+
+OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  return foldConstantBinary(
+      adaptor.getOperands(), getType(),
+      [](const APFloat &a, const APFloat &b) { return llvm::minimum(a, b); },
+      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return a.sle(b) ? a : b;
+      });
+}
+
+OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
+  return foldIdentityOperand(getLhs(), adaptor.getRhs(), getType(), 1);
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  if (!smallDense(adaptor.getInput()))
+    return {};
+  return constFoldUnaryOp<FloatAttr, APFloat, void>(
+      adaptor.getOperands(), getType(), [](const APFloat &a) { return -a; });
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor adaptor) {
+  if (getRatio().isZero())
+    return getInput();
+  return {};
+}
+
+namespace {
+/// clip(x, 0, +inf) is relu(x), which kernels fuse more readily.
+struct ClipToRelu : public OpRewritePattern<ClipOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClipOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getMin().isZero() || !op.getMax().isInfinity() ||
+        op.getMax().isNegative())
+      return failure();
+    rewriter.replaceOpWithNewOp<ReluOp>(op, op.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void ClipOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                         MLIRContext *context) {
+  results.add<ClipToRelu>(context);
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  DenseElementsAttr input = smallDense(adaptor.getInput());
+  if (!input)
+    return {};
+  Type from = input.getElementType();
+  Type to = getType().getElementType();
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  bool fromUnsigned = from.isUnsignedInteger() || from.isInteger(1);
+  if (fromFloat && toFloat)
+    return input.mapValues(to, [&](const APFloat &v) -> APInt {
+      APFloat r = v;
+      bool lost;
+      r.convert(toFloat.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                &lost);
+      return r.bitcastToAPInt();
+    });
+  if (fromFloat)
+    return input.mapValues(to, [&](const APFloat &v) -> APInt {
+      APSInt r(to.getIntOrFloatBitWidth(), to.isUnsignedInteger());
+      bool exact;
+      v.convertToInteger(r, APFloat::rmTowardZero, &exact);
+      return APInt(r);
+    });
+  if (toFloat)
+    return input.mapValues(to, [&](const APInt &v) -> APInt {
+      APFloat r(toFloat.getFloatSemantics());
+      r.convertFromAPInt(v, /*IsSigned=*/!fromUnsigned,
+                         APFloat::rmNearestTiesToEven);
+      return r.bitcastToAPInt();
+    });
+  unsigned width = to.getIntOrFloatBitWidth();
+  return input.mapValues(to, [&](const APInt &v) {
+    return fromUnsigned ? v.zextOrTrunc(width) : v.sextOrTrunc(width);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
+  if (getType().getNumElements() > kMaxFoldedElements)
+    return {};
+  SmallVector<DenseElementsAttr> inputs;
+  for (Attribute attr : adaptor.getInputs()) {
+    DenseElementsAttr dense = smallDense(attr);
+    if (!dense)
+      return {};
+    inputs.push_back(dense);
+  }
+  // Row-major: the result is, for each index before the axis, each input's
+  // contiguous block of (axis size x inner) elements in turn.
+  ArrayRef<int64_t> shape = getType().getShape();
+  int64_t axis = getAxis();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (int64_t d = axis + 1; d < static_cast<int64_t>(shape.size()); ++d)
+    inner *= shape[d];
+  SmallVector<SmallVector<Attribute>> values;
+  for (DenseElementsAttr input : inputs)
+    values.emplace_back(input.getValues<Attribute>());
+  SmallVector<Attribute> result;
+  for (int64_t o = 0; o < outer; ++o)
+    for (auto [input, vals] : llvm::zip(inputs, values)) {
+      int64_t block = input.getType().getDimSize(axis) * inner;
+      llvm::append_range(result, ArrayRef(vals).slice(o * block, block));
+    }
+  return DenseElementsAttr::get(getType(), result);
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  if (auto producer = getInput().getDefiningOp<ReshapeOp>()) {
+    getInputMutable().assign(producer.getInput());
+    return getResult();
+  }
+  if (auto dense = dyn_cast_or_null<DenseElementsAttr>(adaptor.getInput()))
+    return dense.reshape(getType());
+  return {};
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> permutation = getPermutation();
+  bool identity = llvm::all_of(llvm::enumerate(permutation), [](auto it) {
+    return static_cast<int64_t>(it.index()) == it.value();
+  });
+  if (identity)
+    return getInput();
+  if (auto producer = getInput().getDefiningOp<TransposeOp>()) {
+    // transpose(transpose(x, p), q)[i] reads x at p[q[i]].
+    SmallVector<int64_t> composed;
+    for (int64_t q : permutation)
+      composed.push_back(producer.getPermutation()[q]);
+    getInputMutable().assign(producer.getInput());
+    setPermutation(composed);
+    return getResult();
+  }
+  if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput()))
+    return splat.reshape(getType());
+  return {};
+}
+
+OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
+  if (llvm::all_of(getPads(), [](int64_t p) { return p == 0; }))
+    return getInput();
+  return {};
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  bool identity = inputType == getType() &&
+                  llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+                  llvm::all_of(getSteps(), [](int64_t s) { return s == 1; });
+  if (identity)
+    return getInput();
+  DenseElementsAttr input = smallDense(adaptor.getInput());
+  if (!input)
+    return {};
+  SmallVector<Attribute> values(input.getValues<Attribute>());
+  SmallVector<int64_t> strides = computeStrides(inputType.getShape());
+  ArrayRef<int64_t> shape = getType().getShape();
+  SmallVector<Attribute> result;
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t n = 0, e = getType().getNumElements(); n < e; ++n) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < shape.size(); ++d)
+      flat += (getOffsets()[d] + index[d] * getSteps()[d]) * strides[d];
+    result.push_back(values[flat]);
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(getType(), result);
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr input = smallDense(adaptor.getInput());
+  DenseElementsAttr indices = smallDense(adaptor.getIndices());
+  if (!input || !indices || getType().getNumElements() > kMaxFoldedElements)
+    return {};
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  int64_t axis = getAxis();
+  int64_t axisSize = inputType.getDimSize(axis);
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= inputType.getDimSize(d);
+  for (int64_t d = axis + 1; d < inputType.getRank(); ++d)
+    inner *= inputType.getDimSize(d);
+  SmallVector<Attribute> values(input.getValues<Attribute>());
+  SmallVector<int64_t> picks;
+  for (const APInt &i : indices.getValues<APInt>()) {
+    int64_t pick = i.getSExtValue();
+    if (pick < 0)
+      pick += axisSize;
+    if (pick < 0 || pick >= axisSize)
+      return {};
+    picks.push_back(pick);
+  }
+  SmallVector<Attribute> result;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t pick : picks)
+      for (int64_t i = 0; i < inner; ++i)
+        result.push_back(values[(o * axisSize + pick) * inner + i]);
+  return DenseElementsAttr::get(getType(), result);
+}
