@@ -1,0 +1,707 @@
+//===- Pipeline.cpp - The prefetching TFRecord input pipeline -------------===//
+
+#include "fastnn/data/Pipeline.h"
+#include "fastnn/data/Image.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace fastnn::data {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// A record on its way to a worker, with where it came from for errors.
+struct Record {
+  std::string Data;
+  int File = -1;
+  uint64_t Offset = 0;
+};
+
+struct Slot {
+  BatchBuffer Buf;
+  int Done = 0;  // Positions finished (written or given up).
+  int Holes = 0; // Positions given up (skip mode, stream ended).
+  std::vector<uint8_t> Valid;
+};
+
+struct AlignedFree {
+  void operator()(void *P) const { std::free(P); }
+};
+
+} // namespace
+
+struct Pipeline::Impl {
+  PipelineOptions Opt;
+  std::vector<std::string> Shard;
+  std::vector<Compression> ShardComp;
+  size_t SampleElems = 0;
+  size_t SampleBytes = 0;
+  Clock::time_point Start = Clock::now();
+
+  // Everything below is guarded by M; samples are processed outside it.
+  mutable std::mutex M;
+  std::condition_variable QueueNotEmpty, QueueNotFull, SlotFree, BatchReady;
+  std::deque<Record> Queue;
+  size_t QueueCap = 0;
+  size_t QueueBytes = 0;
+  bool QueueClosed = false;
+  uint64_t NextPos = 0;
+  bool EndKnown = false;
+  uint64_t EndPos = 0;
+  uint64_t ConsumeSeq = 0;
+  uint64_t ReleasedSeq = 0;
+  bool Acquired = false;
+  bool Stopping = false;
+  Status Error;
+  std::vector<Slot> Slots;
+  std::vector<std::unique_ptr<void, AlignedFree>> Owned;
+  double WaitSeconds = 0;
+  uint64_t Batches = 0, Samples = 0;
+  uint64_t BadSamples = 0, CorruptRecords = 0;
+  size_t PeakRecordBytes = 0;
+  std::string LastSkip;
+
+  // Reader-side counters, published for stats().
+  std::atomic<uint64_t> RecordsRead{0}, BytesRead{0}, Epoch{0};
+  std::atomic<size_t> ShuffleBytes{0}, ShuffleFill{0}, CacheBytes{0};
+
+  std::thread Reader;
+  std::vector<std::thread> Workers;
+
+  bool halted() const { return Stopping || !Error.ok(); }
+
+  void fail(const Status &S) {
+    std::lock_guard<std::mutex> L(M);
+    if (Error.ok())
+      Error = S;
+    wakeAll();
+  }
+  void wakeAll() {
+    QueueNotEmpty.notify_all();
+    QueueNotFull.notify_all();
+    SlotFree.notify_all();
+    BatchReady.notify_all();
+  }
+  void noteSkip(const std::string &Msg, bool Corrupt) {
+    std::lock_guard<std::mutex> L(M);
+    (Corrupt ? CorruptRecords : BadSamples)++;
+    LastSkip = Msg;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Reader: shard, interleave, cache, shuffle
+  //===--------------------------------------------------------------------===//
+
+  /// Hands a record to the workers; false when the pipeline is stopping.
+  bool push(Record &&R) {
+    std::unique_lock<std::mutex> L(M);
+    QueueNotFull.wait(L, [&] { return halted() || Queue.size() < QueueCap; });
+    if (halted())
+      return false;
+    QueueBytes += R.Data.size();
+    PeakRecordBytes = std::max(PeakRecordBytes, QueueBytes + ShuffleBytes);
+    Queue.push_back(std::move(R));
+    QueueNotEmpty.notify_one();
+    return true;
+  }
+
+  // TF's shuffle: fill the buffer, then each new element replaces a random
+  // one, which is emitted. Drained at the end of each epoch so that every
+  // epoch holds every record exactly once.
+  std::vector<Record> ShuffleBuf;
+  Rng ShuffleRng{0};
+
+  bool emit(Record &&R) {
+    RecordsRead++;
+    BytesRead += R.Data.size();
+    size_t Cap = static_cast<size_t>(std::max(1, Opt.ShuffleBufferSize));
+    if (Cap <= 1)
+      return push(std::move(R));
+    if (ShuffleBuf.size() < Cap) {
+      ShuffleBytes += R.Data.size();
+      ShuffleBuf.push_back(std::move(R));
+      ShuffleFill = ShuffleBuf.size();
+      return true;
+    }
+    size_t J = ShuffleRng.below(Cap);
+    std::swap(ShuffleBuf[J], R);
+    ShuffleBytes += ShuffleBuf[J].Data.size();
+    ShuffleBytes -= R.Data.size();
+    return push(std::move(R));
+  }
+
+  bool drainShuffle() {
+    while (!ShuffleBuf.empty()) {
+      size_t J = ShuffleRng.below(ShuffleBuf.size());
+      Record R = std::move(ShuffleBuf[J]);
+      ShuffleBuf[J] = std::move(ShuffleBuf.back());
+      ShuffleBuf.pop_back();
+      ShuffleBytes -= R.Data.size();
+      ShuffleFill = ShuffleBuf.size();
+      if (!push(std::move(R)))
+        return false;
+    }
+    return true;
+  }
+
+  std::vector<std::vector<std::string>> Cache;
+  std::vector<uint8_t> Cached;
+
+  struct Cursor {
+    int File;
+    std::unique_ptr<RecordReader> Reader;
+    size_t CacheIndex = 0;
+  };
+
+  /// Opens shard file \p F; false (with the error recorded or counted) when
+  /// it cannot be read.
+  bool openCursor(int F, Cursor &C) {
+    C.File = F;
+    C.CacheIndex = 0;
+    C.Reader.reset();
+    if (Opt.UseCaching && Cached[F])
+      return true;
+    if (Opt.UseCaching)
+      Cache[F].clear();
+    RecordReaderOptions RO;
+    RO.Comp = ShardComp[F];
+    RO.MaxRecordBytes = Opt.MaxRecordBytes;
+    Status S;
+    C.Reader = RecordReader::open(Shard[F], RO, S);
+    if (!C.Reader) {
+      if (!Opt.SkipCorrupt) {
+        fail(S);
+        return false;
+      }
+      noteSkip(S.message(), true);
+      return false;
+    }
+    return true;
+  }
+
+  /// Next record of a cursor; 1 = record, 0 = file done, -1 = stop.
+  int readCursor(Cursor &C, Record &Out) {
+    if (!C.Reader) {
+      auto &Recs = Cache[C.File];
+      if (C.CacheIndex >= Recs.size())
+        return 0;
+      Out.Data = Recs[C.CacheIndex++];
+      Out.File = C.File;
+      Out.Offset = 0;
+      return 1;
+    }
+    for (;;) {
+      Out.Offset = C.Reader->offset();
+      Status S;
+      switch (C.Reader->next(Out.Data, S)) {
+      case RecordReader::Result::Record:
+        Out.File = C.File;
+        if (Opt.UseCaching) {
+          Cache[C.File].push_back(Out.Data);
+          CacheBytes += Out.Data.size();
+        }
+        return 1;
+      case RecordReader::Result::End:
+        if (Opt.UseCaching)
+          Cached[C.File] = 1;
+        return 0;
+      case RecordReader::Result::Corrupt:
+        if (!Opt.SkipCorrupt) {
+          fail(S);
+          return -1;
+        }
+        noteSkip(S.message(), true);
+        if (!C.Reader->canContinue()) {
+          // The framing is lost; the rest of the file is unreadable. A
+          // partially read file is not cached, so later epochs re-read it
+          // and count the damage again.
+          return 0;
+        }
+        continue;
+      }
+    }
+  }
+
+  bool readEpoch(uint64_t E) {
+    std::vector<int> Order(Shard.size());
+    for (size_t I = 0; I < Order.size(); ++I)
+      Order[I] = static_cast<int>(I);
+    if (Opt.ShuffleFiles) {
+      Rng R = Rng::forSample(Opt.Seed ^ 0x5bd1e995u, E);
+      for (size_t I = Order.size(); I > 1; --I)
+        std::swap(Order[I - 1], Order[R.below(I)]);
+    }
+    // Interleave with block length 1: a finished file's place in the cycle
+    // goes to the next file, as tf.data's interleave does.
+    std::vector<Cursor> Active;
+    size_t NextFile = 0;
+    auto openNext = [&](Cursor &C) -> bool {
+      while (NextFile < Order.size()) {
+        if (openCursor(Order[NextFile++], C))
+          return true;
+        if (halted())
+          return false;
+      }
+      return false;
+    };
+    size_t Cycle = static_cast<size_t>(std::max(1, Opt.CycleLength));
+    while (Active.size() < Cycle) {
+      Cursor C;
+      if (!openNext(C))
+        break;
+      Active.push_back(std::move(C));
+    }
+    size_t I = 0;
+    Record R;
+    while (!Active.empty()) {
+      if (halted())
+        return false;
+      I %= Active.size();
+      int Got = readCursor(Active[I], R);
+      if (Got < 0)
+        return false;
+      if (Got == 0) {
+        if (!openNext(Active[I]))
+          Active.erase(Active.begin() + I);
+        continue;
+      }
+      if (!emit(std::move(R)))
+        return false;
+      R = Record();
+      ++I;
+    }
+    return !halted();
+  }
+
+  bool mockEpoch() {
+    uint64_t Total = Opt.MockSamplesPerEpoch;
+    uint64_t W = Opt.WorldSize, Rk = Opt.Rank;
+    uint64_t Mine = Total / W + (Rk < Total % W ? 1 : 0);
+    for (uint64_t I = 0; I < Mine; ++I) {
+      Record R;
+      R.Offset = I;
+      if (!emit(std::move(R)))
+        return false;
+    }
+    return true;
+  }
+
+  void readerMain() {
+    ShuffleRng = Rng::forSample(Opt.Seed, 0x51ull << 40);
+    for (uint64_t E = 0; Opt.NumEpochs == 0 || E < uint64_t(Opt.NumEpochs);
+         ++E) {
+      Epoch = E;
+      bool Ok = Opt.Spec.Mock ? mockEpoch() : readEpoch(E);
+      if (!Ok || !drainShuffle())
+        return;
+    }
+    std::lock_guard<std::mutex> L(M);
+    QueueClosed = true;
+    QueueNotEmpty.notify_all();
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Workers: map-and-batch into the ring
+  //===--------------------------------------------------------------------===//
+
+  /// Pops a record; with \p Pos it also takes the next batch position.
+  bool pop(Record &R, uint64_t *Pos) {
+    std::unique_lock<std::mutex> L(M);
+    QueueNotEmpty.wait(
+        L, [&] { return halted() || !Queue.empty() || QueueClosed; });
+    if (halted())
+      return false;
+    if (Queue.empty()) {
+      if (!EndKnown) {
+        EndKnown = true;
+        EndPos = NextPos;
+        BatchReady.notify_all();
+      }
+      return false;
+    }
+    R = std::move(Queue.front());
+    Queue.pop_front();
+    QueueBytes -= R.Data.size();
+    QueueNotFull.notify_one();
+    if (Pos)
+      *Pos = NextPos++;
+    return true;
+  }
+
+  std::string origin(const Record &R) const {
+    if (Opt.Spec.Mock)
+      return "mock sample";
+    if (R.File < 0)
+      return "record";
+    return Shard[R.File] + ": byte offset " + std::to_string(R.Offset);
+  }
+
+  struct WorkerState {
+    ImageDecoder Decoder;
+    std::vector<uint8_t> Pixels;
+    Example Ex;
+  };
+
+  Status process(const Record &R, uint64_t Pos, Slot &S, int Idx,
+                 WorkerState &W) {
+    float *Dst = static_cast<float *>(S.Buf.Images) + Idx * SampleElems;
+    int32_t *Label = S.Buf.Labels + Idx;
+    Rng Rand = Rng::forSample(Opt.Seed, Pos);
+    if (Opt.Spec.Mock) {
+      // Cheap deterministic pixels in [-1, 1]: mock data measures the
+      // trainer, not a random number generator.
+      uint64_t Base = Rand.next();
+      for (size_t I = 0; I < SampleElems; ++I)
+        Dst[I] = float((Base + I * 7) & 255) * (2.0f / 255.0f) - 1.0f;
+      *Label = static_cast<int32_t>(
+          Rand.below(static_cast<uint64_t>(std::max(1, Opt.MockNumClasses))));
+      return Status::success();
+    }
+    if (Status St = parseExample(R.Data, W.Ex); !St.ok())
+      return St;
+    SampleView V;
+    if (Status St = extractSample(W.Ex, Opt.Spec, V); !St.ok())
+      return St;
+    ImageRef Img;
+    switch (V.Kind) {
+    case ImageKind::Encoded: {
+      int H = 0, Wd = 0;
+      // Decode to the output's channel count: libjpeg-turbo and libpng
+      // convert gray<->RGB for free while decoding.
+      if (Status St = W.Decoder.decode(V.Bytes.data(), V.Bytes.size(),
+                                       Opt.Shape.Channels, W.Pixels, H, Wd);
+          !St.ok())
+        return St;
+      Img.U8 = W.Pixels.data();
+      Img.Height = H, Img.Width = Wd, Img.Channels = Opt.Shape.Channels;
+      break;
+    }
+    case ImageKind::Raw:
+      Img.U8 = reinterpret_cast<const uint8_t *>(V.Bytes.data());
+      Img.Height = Opt.Spec.Height, Img.Width = Opt.Spec.Width;
+      Img.Channels = Opt.Spec.Channels;
+      break;
+    case ImageKind::FloatList:
+      Img.F32 = V.Floats;
+      Img.FloatScale = Opt.Spec.FloatScale;
+      Img.Height = Opt.Spec.Height, Img.Width = Opt.Spec.Width;
+      Img.Channels = Opt.Spec.Channels;
+      break;
+    }
+    if (Status St = preprocessImage(Opt.Preprocess, Opt.Training, Img,
+                                    Opt.Shape, Rand, Dst);
+        !St.ok())
+      return St;
+    *Label = static_cast<int32_t>(V.Label);
+    return Status::success();
+  }
+
+  void workerMain() {
+    WorkerState W;
+    Record R;
+    for (;;) {
+      uint64_t Pos = 0;
+      if (!pop(R, &Pos))
+        return;
+      const uint64_t Seq = Pos / Opt.BatchSize;
+      const int Idx = static_cast<int>(Pos % Opt.BatchSize);
+      Slot *S;
+      {
+        std::unique_lock<std::mutex> L(M);
+        SlotFree.wait(
+            L, [&] { return halted() || Seq < ReleasedSeq + Slots.size(); });
+        if (halted())
+          return;
+        S = &Slots[Seq % Slots.size()];
+      }
+      bool Ok = false;
+      for (;;) {
+        Status St = process(R, Pos, *S, Idx, W);
+        if (St.ok()) {
+          Ok = true;
+          break;
+        }
+        std::string Msg = origin(R) + ": " + St.message();
+        if (!Opt.SkipCorrupt) {
+          fail(Status::error(Msg));
+          return;
+        }
+        noteSkip(Msg, false);
+        // Refill the same position with the next record so that batches
+        // stay full; only at the very end of the data does a hole remain.
+        if (!pop(R, nullptr)) {
+          if (halted())
+            return;
+          break;
+        }
+      }
+      std::lock_guard<std::mutex> L(M);
+      S->Valid[Idx] = Ok;
+      S->Holes += !Ok;
+      S->Done++;
+      BatchReady.notify_all();
+    }
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Consumer
+  //===--------------------------------------------------------------------===//
+
+  /// Positions batch \p Seq will get: B, fewer at the end, 0 past it.
+  int expected(uint64_t Seq) const {
+    const uint64_t B = Opt.BatchSize;
+    if (!EndKnown)
+      return static_cast<int>(B);
+    if (EndPos <= Seq * B)
+      return 0;
+    return static_cast<int>(std::min<uint64_t>(B, EndPos - Seq * B));
+  }
+
+  bool ready(uint64_t Seq) const {
+    int E = expected(Seq);
+    return E > 0 && Slots[Seq % Slots.size()].Done == E;
+  }
+
+  int readyBatches() const {
+    int N = 0;
+    for (uint64_t S = ConsumeSeq + (Acquired ? 1 : 0);
+         S < ReleasedSeq + Slots.size() && ready(S); ++S)
+      ++N;
+    return N;
+  }
+};
+
+Pipeline::Pipeline(std::unique_ptr<Impl> I) : P(std::move(I)) {}
+
+Pipeline::~Pipeline() { stop(); }
+
+std::unique_ptr<Pipeline> Pipeline::create(const PipelineOptions &Options,
+                                           Status &Err) {
+  auto I = std::make_unique<Impl>();
+  PipelineOptions &O = I->Opt;
+  O = Options;
+  auto bad = [&](const std::string &Msg) {
+    Err = Status::error("data pipeline: " + Msg);
+    return nullptr;
+  };
+  if (O.BatchSize <= 0)
+    return bad("batch_size must be positive");
+  if (O.NumThreads <= 0)
+    return bad("num_preprocessing_threads must be positive");
+  if (O.WorldSize <= 0 || O.Rank < 0 || O.Rank >= O.WorldSize)
+    return bad("rank " + std::to_string(O.Rank) + " is outside world size " +
+               std::to_string(O.WorldSize));
+  if (O.Type != ElementType::Float32)
+    return bad("only float32 batches are supported");
+  OutputShape &Sh = O.Shape;
+  if (!Sh.Height)
+    Sh.Height = O.Spec.Height;
+  if (!Sh.Width)
+    Sh.Width = O.Spec.Width;
+  if (!Sh.Channels)
+    Sh.Channels = O.Spec.Channels ? O.Spec.Channels : 3;
+  if (Sh.Height <= 0 || Sh.Width <= 0)
+    return bad("dataset '" + O.Spec.Name +
+               "' has no fixed image size: set the output height and width");
+  if (Sh.Channels != 1 && Sh.Channels != 3)
+    return bad("output images must have 1 or 3 channels");
+  if (O.Spec.Kind != ImageKind::Encoded && O.Spec.Channels != Sh.Channels &&
+      O.Spec.Channels != 1)
+    return bad("cannot feed " + std::to_string(O.Spec.Channels) +
+               "-channel images into " + std::to_string(Sh.Channels) +
+               " channels");
+  if (!O.Spec.Mock) {
+    for (size_t F = 0; F < O.Files.size(); ++F)
+      if (F % O.WorldSize == size_t(O.Rank))
+        I->Shard.push_back(O.Files[F]);
+    if (I->Shard.empty())
+      return bad("rank " + std::to_string(O.Rank) + " of " +
+                 std::to_string(O.WorldSize) + " gets none of the " +
+                 std::to_string(O.Files.size()) +
+                 " files; give at least one file per worker");
+    for (const std::string &F : I->Shard) {
+      Compression C = O.Comp;
+      if (O.DetectCompression) {
+        if (Status S = detectCompression(F, C); !S.ok()) {
+          Err = S;
+          return nullptr;
+        }
+      }
+      I->ShardComp.push_back(C);
+    }
+    I->Cache.resize(I->Shard.size());
+    I->Cached.assign(I->Shard.size(), 0);
+  }
+
+  I->SampleElems = Sh.elements();
+  I->SampleBytes = I->SampleElems * elementSize(O.Type);
+  I->QueueCap =
+      static_cast<size_t>(std::max(1, O.NumParallelBatches)) * O.BatchSize +
+      O.NumThreads;
+  if (!O.StagingBuffers.empty()) {
+    for (const BatchBuffer &B : O.StagingBuffers) {
+      if (!B.Images || !B.Labels)
+        return bad("a staging buffer has no memory");
+      I->Slots.push_back(Slot{B, 0, 0, {}});
+    }
+  } else {
+    size_t N = static_cast<size_t>(std::max(1, O.PrefetchBatches));
+    for (size_t S = 0; S < N; ++S) {
+      // 64-byte alignment suits AVX-512 loads in the kernels that read it.
+      size_t ImgBytes = (I->SampleBytes * O.BatchSize + 63) / 64 * 64;
+      void *Img = std::aligned_alloc(64, ImgBytes);
+      void *Lab = std::aligned_alloc(64, (sizeof(int32_t) * O.BatchSize + 63) /
+                                             64 * 64);
+      if (!Img || !Lab) {
+        std::free(Img);
+        std::free(Lab);
+        return bad("cannot allocate the prefetch ring");
+      }
+      I->Owned.emplace_back(Img);
+      I->Owned.emplace_back(Lab);
+      I->Slots.push_back(Slot{{Img, static_cast<int32_t *>(Lab)}, 0, 0, {}});
+    }
+  }
+  for (Slot &S : I->Slots)
+    S.Valid.assign(O.BatchSize, 0);
+
+  Impl *Raw = I.get();
+  Raw->Reader = std::thread([Raw] { Raw->readerMain(); });
+  for (int T = 0; T < O.NumThreads; ++T)
+    Raw->Workers.emplace_back([Raw] { Raw->workerMain(); });
+  Err = Status::success();
+  return std::unique_ptr<Pipeline>(new Pipeline(std::move(I)));
+}
+
+void Pipeline::stop() {
+  if (!P)
+    return;
+  {
+    std::lock_guard<std::mutex> L(P->M);
+    P->Stopping = true;
+    P->wakeAll();
+  }
+  if (P->Reader.joinable())
+    P->Reader.join();
+  for (std::thread &T : P->Workers)
+    if (T.joinable())
+      T.join();
+}
+
+Status Pipeline::acquire(BatchView &Out) {
+  Impl &I = *P;
+  Out = BatchView();
+  std::unique_lock<std::mutex> L(I.M);
+  if (I.Acquired)
+    return Status::error("data pipeline: acquire() before release() of the "
+                         "previous batch");
+  const uint64_t Seq = I.ConsumeSeq;
+  auto Begin = Clock::now();
+  I.BatchReady.wait(L, [&] {
+    return I.halted() || I.ready(Seq) || (I.EndKnown && I.expected(Seq) == 0);
+  });
+  I.WaitSeconds += std::chrono::duration<double>(Clock::now() - Begin).count();
+  if (!I.Error.ok())
+    return I.Error;
+  if (I.Stopping)
+    return Status::error("data pipeline: stopped");
+  if (!I.ready(Seq))
+    return Status::success(); // End of data.
+  Slot &S = I.Slots[Seq % I.Slots.size()];
+  int Size = I.expected(Seq);
+  if (S.Holes) {
+    // Skip mode ran out of records to refill failed samples: close the gaps
+    // so that the batch is a prefix of valid samples.
+    int W = 0;
+    auto *Img = static_cast<char *>(S.Buf.Images);
+    for (int R = 0; R < Size; ++R) {
+      if (!S.Valid[R])
+        continue;
+      if (W != R) {
+        std::memmove(Img + W * I.SampleBytes, Img + R * I.SampleBytes,
+                     I.SampleBytes);
+        S.Buf.Labels[W] = S.Buf.Labels[R];
+      }
+      ++W;
+    }
+    Size = W;
+  }
+  if (Size == 0 || (I.Opt.DropRemainder && Size < I.Opt.BatchSize)) {
+    // The last partial batch: nothing more will come.
+    return Status::success();
+  }
+  I.Acquired = true;
+  I.Batches++;
+  I.Samples += Size;
+  Out.Images = S.Buf.Images;
+  Out.Labels = S.Buf.Labels;
+  Out.Size = Size;
+  Out.Index = Seq;
+  return Status::success();
+}
+
+void Pipeline::release(const BatchView &View) {
+  Impl &I = *P;
+  std::lock_guard<std::mutex> L(I.M);
+  if (!I.Acquired || View.Index != I.ConsumeSeq)
+    return;
+  Slot &S = I.Slots[I.ConsumeSeq % I.Slots.size()];
+  S.Done = 0;
+  S.Holes = 0;
+  I.Acquired = false;
+  I.ConsumeSeq++;
+  I.ReleasedSeq = I.ConsumeSeq;
+  I.SlotFree.notify_all();
+}
+
+Status Pipeline::nextBatch(void *Images, int32_t *Labels, int &Size) {
+  BatchView V;
+  Size = 0;
+  if (Status S = acquire(V); !S.ok() || V.Size == 0)
+    return S;
+  std::memcpy(Images, V.Images, V.Size * P->SampleBytes);
+  std::memcpy(Labels, V.Labels, V.Size * sizeof(int32_t));
+  Size = V.Size;
+  release(V);
+  return Status::success();
+}
+
+PipelineStats Pipeline::stats() const {
+  const Impl &I = *P;
+  PipelineStats S;
+  std::lock_guard<std::mutex> L(I.M);
+  S.ElapsedSeconds =
+      std::chrono::duration<double>(Clock::now() - I.Start).count();
+  S.Batches = I.Batches;
+  S.Samples = I.Samples;
+  S.ImagesPerSecond = S.ElapsedSeconds > 0 ? I.Samples / S.ElapsedSeconds : 0;
+  S.WaitSeconds = I.WaitSeconds;
+  S.RecordsRead = I.RecordsRead;
+  S.BytesRead = I.BytesRead;
+  S.CorruptRecordsSkipped = I.CorruptRecords;
+  S.BadSamplesSkipped = I.BadSamples;
+  S.ReadyBatches = I.readyBatches();
+  S.RecordQueueDepth = I.Queue.size();
+  S.ShuffleBufferFill = I.ShuffleFill;
+  S.Epoch = I.Epoch;
+  S.CacheBytes = I.CacheBytes;
+  S.RingBytes =
+      I.Slots.size() * (I.SampleBytes + sizeof(int32_t)) * I.Opt.BatchSize;
+  S.PeakRecordBytes = I.PeakRecordBytes;
+  S.LastSkipMessage = I.LastSkip;
+  return S;
+}
+
+const OutputShape &Pipeline::shape() const { return P->Opt.Shape; }
+size_t Pipeline::sampleBytes() const { return P->SampleBytes; }
+
+} // namespace fastnn::data

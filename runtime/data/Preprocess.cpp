@@ -1,0 +1,364 @@
+//===- Preprocess.cpp - TF-slim style image preprocessing -----------------===//
+//
+// Every function reduces to: pick a source rectangle (crop, or a window
+// beyond the image for padding), sample it bilinearly to the output size with
+// TensorFlow's half-pixel centres (resize_images in TF2 / align_corners=False
+// with half_pixel_centers), optionally mirror it, then map each pixel through
+// a per-function normalisation. Doing all of it in the one pass that writes
+// the batch buffer is what keeps preprocessing close to the cost of decoding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/data/Preprocess.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace fastnn::data {
+
+Status resolvePreprocessing(const std::string &PreprocessingName,
+                            const std::string &ModelName, PreprocessKind &Out) {
+  const std::string &Name =
+      PreprocessingName.empty() ? ModelName : PreprocessingName;
+  auto startsWith = [&](const char *P) { return Name.rfind(P, 0) == 0; };
+  if (Name.empty() || Name == "none")
+    Out = PreprocessKind::None;
+  else if (Name == "cifarnet")
+    Out = PreprocessKind::Cifarnet;
+  else if (Name == "lenet")
+    Out = PreprocessKind::Lenet;
+  else if (startsWith("inception") || startsWith("mobilenet") ||
+           startsWith("nasnet") || startsWith("pnasnet"))
+    Out = PreprocessKind::Inception;
+  else if (startsWith("vgg") || startsWith("resnet"))
+    Out = PreprocessKind::Vgg;
+  else if (!PreprocessingName.empty())
+    return Status::error(
+        "unknown preprocessing_name '" + Name +
+        "' (expected none, inception, vgg, cifarnet or lenet)");
+  else
+    Out = PreprocessKind::None; // A model slim has no function for.
+  return Status::success();
+}
+
+const char *preprocessingName(PreprocessKind K) {
+  switch (K) {
+  case PreprocessKind::None:
+    return "none";
+  case PreprocessKind::Inception:
+    return "inception";
+  case PreprocessKind::Vgg:
+    return "vgg";
+  case PreprocessKind::Cifarnet:
+    return "cifarnet";
+  case PreprocessKind::Lenet:
+    return "lenet";
+  }
+  return "?";
+}
+
+namespace {
+
+/// Source window, in source pixel units; parts outside the image read 0.
+struct Window {
+  double Y0, X0, H, W;
+};
+
+struct Taps {
+  int I0, I1; // Element offsets of the two neighbours (already times stride).
+  float Wt;   // Weight of I1.
+  bool Valid; // False: outside the image (padding).
+};
+
+void makeTaps(std::vector<Taps> &T, int Out, double Start, double Len, int Size,
+              int Stride, bool Reverse) {
+  T.resize(Out);
+  double Scale = Len / Out;
+  for (int O = 0; O < Out; ++O) {
+    double S = Start + (O + 0.5) * Scale - 0.5;
+    Taps &Tp = T[Reverse ? Out - 1 - O : O];
+    Tp.Valid = S >= -0.5 && S <= Size - 0.5;
+    S = std::clamp(S, 0.0, double(Size - 1));
+    int I0 = static_cast<int>(S);
+    int I1 = std::min(I0 + 1, Size - 1);
+    Tp.I0 = I0 * Stride;
+    Tp.I1 = I1 * Stride;
+    Tp.Wt = static_cast<float>(S - I0);
+  }
+}
+
+/// Samples Win of Src into Dst (C output channels), applying Fn to each
+/// pixel's values (on the 0..255 scale) before the store.
+template <int C, typename SrcT, typename Fn>
+void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
+            const Window &Win, bool Flip, const OutputShape &Shape, Fn &&F,
+            float *Dst) {
+  thread_local std::vector<Taps> Rows, Cols;
+  const int OH = Shape.Height, OW = Shape.Width;
+  makeTaps(Rows, OH, Win.Y0, Win.H, SH, SW * SC, false);
+  makeTaps(Cols, OW, Win.X0, Win.W, SW, SC, Flip);
+  // A gray source feeding RGB output reads its one channel three times.
+  const int CStep = SC == C ? 1 : 0;
+  const size_t Plane = size_t(OH) * OW;
+  const bool Nchw = Shape.Order == Layout::NCHW;
+  for (int Y = 0; Y < OH; ++Y) {
+    const Taps &R = Rows[Y];
+    const SrcT *R0 = Src + R.I0;
+    const SrcT *R1 = Src + R.I1;
+    const float Wy = R.Wt;
+    float *Out = Dst + (Nchw ? size_t(Y) * OW : size_t(Y) * OW * C);
+    for (int X = 0; X < OW; ++X) {
+      const Taps &Cl = Cols[X];
+      // Three slots even for gray output, so the per-function pixel maps
+      // can be written once for RGB.
+      float V[3] = {0.0f, 0.0f, 0.0f};
+      if (R.Valid && Cl.Valid) {
+        const float Wx = Cl.Wt;
+        for (int Ch = 0; Ch < C; ++Ch) {
+          const int O = Ch * CStep;
+          float A = float(R0[Cl.I0 + O]), B = float(R0[Cl.I1 + O]);
+          float Cc = float(R1[Cl.I0 + O]), D = float(R1[Cl.I1 + O]);
+          float Top = A + (B - A) * Wx;
+          float Bot = Cc + (D - Cc) * Wx;
+          V[Ch] = (Top + (Bot - Top) * Wy) * SrcScale;
+        }
+      }
+      F(V);
+      if (Nchw) {
+        for (int Ch = 0; Ch < C; ++Ch)
+          Out[Ch * Plane + X] = V[Ch];
+      } else {
+        for (int Ch = 0; Ch < C; ++Ch)
+          Out[size_t(X) * C + Ch] = V[Ch];
+      }
+    }
+  }
+}
+
+template <typename Fn>
+Status run(const ImageRef &Src, const Window &Win, bool Flip,
+           const OutputShape &Shape, Fn &&F, float *Dst) {
+  if (Src.Channels != Shape.Channels && Src.Channels != 1)
+    return Status::error("cannot turn a " + std::to_string(Src.Channels) +
+                         "-channel image into " +
+                         std::to_string(Shape.Channels) + " channels");
+  auto go = [&](auto CTag) {
+    constexpr int C = decltype(CTag)::value;
+    if (Src.U8)
+      sample<C>(Src.U8, 1.0f, Src.Height, Src.Width, Src.Channels, Win, Flip,
+                Shape, F, Dst);
+    else
+      sample<C>(Src.F32, Src.FloatScale, Src.Height, Src.Width, Src.Channels,
+                Win, Flip, Shape, F, Dst);
+  };
+  if (Shape.Channels == 1)
+    go(std::integral_constant<int, 1>());
+  else if (Shape.Channels == 3)
+    go(std::integral_constant<int, 3>());
+  else
+    return Status::error("output must have 1 or 3 channels");
+  return Status::success();
+}
+
+/// TensorFlow's sample_distorted_bounding_box with the whole image as the
+/// box, as TF-slim's inception preprocessing calls it (min_object_covered
+/// 0.1, aspect ratio [3/4, 4/3], area [0.05, 1], 100 attempts, else the
+/// whole image).
+Window distortedBox(int H, int W, Rng &R) {
+  const double Area = double(H) * W;
+  for (int Attempt = 0; Attempt < 100; ++Attempt) {
+    double Aspect = R.uniform(3.0 / 4.0, 4.0 / 3.0);
+    double Target = R.uniform(0.05, 1.0) * Area;
+    int Ch = static_cast<int>(std::lround(std::sqrt(Target / Aspect)));
+    int Cw = static_cast<int>(std::lround(Ch * Aspect));
+    if (Ch < 1 || Cw < 1 || Ch > H || Cw > W)
+      continue;
+    if (double(Ch) * Cw < 0.1 * Area)
+      continue;
+    int Y = static_cast<int>(R.below(H - Ch + 1));
+    int X = static_cast<int>(R.below(W - Cw + 1));
+    return {double(Y), double(X), double(Ch), double(Cw)};
+  }
+  return {0, 0, double(H), double(W)};
+}
+
+/// TF's central_crop: integer start, size what is left.
+Window centralCrop(int H, int W, double Fraction) {
+  int Y = static_cast<int>((H - H * Fraction) / 2);
+  int X = static_cast<int>((W - W * Fraction) / 2);
+  return {double(Y), double(X), double(H - 2 * Y), double(W - 2 * X)};
+}
+
+/// resize_image_with_crop_or_pad: centred crop where larger, centred zero
+/// padding where smaller, no scaling.
+Window cropOrPad(int H, int W, int OH, int OW) {
+  double Y = H >= OH ? (H - OH) / 2 : -((OH - H) / 2);
+  double X = W >= OW ? (W - OW) / 2 : -((OW - W) / 2);
+  return {Y, X, double(OH), double(OW)};
+}
+
+/// TF's per_image_standardization over the whole image, in place, plus the
+/// cifarnet contrast step (per channel around its mean) when Contrast != 1.
+void standardise(float *Dst, const OutputShape &Shape, float Contrast) {
+  const size_t Plane = size_t(Shape.Height) * Shape.Width;
+  const int C = Shape.Channels;
+  auto at = [&](size_t P, int Ch) -> float & {
+    return Shape.Order == Layout::NCHW ? Dst[Ch * Plane + P] : Dst[P * C + Ch];
+  };
+  if (Contrast != 1.0f) {
+    for (int Ch = 0; Ch < C; ++Ch) {
+      double Sum = 0;
+      for (size_t P = 0; P < Plane; ++P)
+        Sum += at(P, Ch);
+      float Mean = static_cast<float>(Sum / Plane);
+      for (size_t P = 0; P < Plane; ++P)
+        at(P, Ch) = (at(P, Ch) - Mean) * Contrast + Mean;
+    }
+  }
+  const size_t N = Plane * C;
+  double Sum = 0, Sq = 0;
+  for (size_t I = 0; I < N; ++I) {
+    Sum += Dst[I];
+    Sq += double(Dst[I]) * Dst[I];
+  }
+  double Mean = Sum / N;
+  double Var = std::max(0.0, Sq / N - Mean * Mean);
+  double Adj = std::max(std::sqrt(Var), 1.0 / std::sqrt(double(N)));
+  float M = static_cast<float>(Mean), Inv = static_cast<float>(1.0 / Adj);
+  for (size_t I = 0; I < N; ++I)
+    Dst[I] = (Dst[I] - M) * Inv;
+}
+
+} // namespace
+
+Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
+                       const OutputShape &Shape, Rng &R, float *Dst) {
+  const int H = Src.Height, W = Src.Width;
+  if (H <= 0 || W <= 0 || (!Src.U8 && !Src.F32))
+    return Status::error("empty image");
+  if (Shape.Height <= 0 || Shape.Width <= 0)
+    return Status::error("output size is not set");
+  const int OH = Shape.Height, OW = Shape.Width;
+  switch (Kind) {
+  case PreprocessKind::None: {
+    return run(
+        Src, {0, 0, double(H), double(W)}, false, Shape,
+        [](float *V) {
+          for (int I = 0; I < 3; ++I)
+            V[I] *= 1.0f / 255.0f;
+        },
+        Dst);
+  }
+  case PreprocessKind::Inception: {
+    if (!Training)
+      return run(
+          Src, centralCrop(H, W, 0.875), false, Shape,
+          [](float *V) {
+            for (int I = 0; I < 3; ++I)
+              V[I] = V[I] * (2.0f / 255.0f) - 1.0f;
+          },
+          Dst);
+    Window Win = distortedBox(H, W, R);
+    bool Flip = R.below(2);
+    // distort_color in fast mode, ordering 0: brightness (max delta 32/255)
+    // then saturation [0.5, 1.5]; saturation is a lerp from the Rec.601
+    // luma, close to TF's HSV scaling and far cheaper. Then clip to [0, 1]
+    // and map to [-1, 1].
+    const float Delta = static_cast<float>(R.uniform(-32.0, 32.0) / 255.0);
+    const float Sat = static_cast<float>(R.uniform(0.5, 1.5));
+    if (Shape.Channels == 3)
+      return run(
+          Src, Win, Flip, Shape,
+          [Delta, Sat](float *V) {
+            float Rr = V[0] * (1.0f / 255.0f) + Delta;
+            float G = V[1] * (1.0f / 255.0f) + Delta;
+            float B = V[2] * (1.0f / 255.0f) + Delta;
+            float Y = 0.299f * Rr + 0.587f * G + 0.114f * B;
+            Rr = std::clamp(Y + (Rr - Y) * Sat, 0.0f, 1.0f);
+            G = std::clamp(Y + (G - Y) * Sat, 0.0f, 1.0f);
+            B = std::clamp(Y + (B - Y) * Sat, 0.0f, 1.0f);
+            V[0] = Rr * 2.0f - 1.0f;
+            V[1] = G * 2.0f - 1.0f;
+            V[2] = B * 2.0f - 1.0f;
+          },
+          Dst);
+    return run(
+        Src, Win, Flip, Shape,
+        [Delta](float *V) {
+          float X = std::clamp(V[0] * (1.0f / 255.0f) + Delta, 0.0f, 1.0f);
+          V[0] = X * 2.0f - 1.0f;
+        },
+        Dst);
+  }
+  case PreprocessKind::Vgg: {
+    // Aspect-preserving resize so the smaller side is S (train: uniform in
+    // [256, 512]; eval: 256), then a random (train) or central crop.
+    int MinOut = std::max(OH, OW);
+    int Side = Training ? 256 + static_cast<int>(R.below(512 - 256 + 1)) : 256;
+    Side = std::max(Side, MinOut);
+    double Scale = double(Side) / std::min(H, W);
+    int NH = std::max(OH, static_cast<int>(std::lround(H * Scale)));
+    int NW = std::max(OW, static_cast<int>(std::lround(W * Scale)));
+    int OffY =
+        Training ? static_cast<int>(R.below(NH - OH + 1)) : (NH - OH) / 2;
+    int OffX =
+        Training ? static_cast<int>(R.below(NW - OW + 1)) : (NW - OW) / 2;
+    double Sy = double(H) / NH, Sx = double(W) / NW;
+    Window Win{OffY * Sy, OffX * Sx, OH * Sy, OW * Sx};
+    bool Flip = Training && R.below(2);
+    return run(
+        Src, Win, Flip, Shape,
+        [](float *V) {
+          // _R_MEAN, _G_MEAN, _B_MEAN of vgg_preprocessing.py.
+          static const float Mean[3] = {123.68f, 116.78f, 103.94f};
+          for (int I = 0; I < 3; ++I)
+            V[I] -= Mean[I];
+        },
+        Dst);
+  }
+  case PreprocessKind::Cifarnet: {
+    Window Win;
+    bool Flip = false;
+    float Delta = 0, Contrast = 1;
+    if (Training) {
+      // Pad 4 pixels of zeros on each side, then a random crop.
+      const int Pad = 4;
+      int PH = H + 2 * Pad, PW = W + 2 * Pad;
+      if (PH >= OH && PW >= OW) {
+        int Y = static_cast<int>(R.below(PH - OH + 1));
+        int X = static_cast<int>(R.below(PW - OW + 1));
+        Win = {double(Y - Pad), double(X - Pad), double(OH), double(OW)};
+      } else {
+        Win = {0, 0, double(H), double(W)};
+      }
+      Flip = R.below(2);
+      Delta = static_cast<float>(R.uniform(-63.0, 63.0));
+      Contrast = static_cast<float>(R.uniform(0.2, 1.8));
+    } else {
+      Win = cropOrPad(H, W, OH, OW);
+    }
+    Status S = run(
+        Src, Win, Flip, Shape,
+        [Delta](float *V) {
+          for (int I = 0; I < 3; ++I)
+            V[I] += Delta;
+        },
+        Dst);
+    if (S.ok())
+      standardise(Dst, Shape, Contrast);
+    return S;
+  }
+  case PreprocessKind::Lenet:
+    return run(
+        Src, cropOrPad(H, W, OH, OW), false, Shape,
+        [](float *V) {
+          for (int I = 0; I < 3; ++I)
+            V[I] = (V[I] - 128.0f) * (1.0f / 128.0f);
+        },
+        Dst);
+  }
+  return Status::error("unknown preprocessing");
+}
+
+} // namespace fastnn::data

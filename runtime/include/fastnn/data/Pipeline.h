@@ -1,0 +1,128 @@
+//===- Pipeline.h - The prefetching TFRecord input pipeline -----*- C++ -*-===//
+//
+// files (sharded by rank) -> interleave -> [cache] -> shuffle buffer
+//   -> record queue -> N threads: parse, decode, preprocess, write the sample
+//      straight into its slot of a batch ring (map-and-batch fused)
+//   -> the trainer takes whole batches in order (prefetch = ring size).
+//
+// Positions in the batch stream are handed out in record order, and each
+// sample's random numbers derive from (seed, position), so with a seed the
+// batches are the same whatever the thread count or timing.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_DATA_PIPELINE_H
+#define FASTNN_DATA_PIPELINE_H
+
+#include "fastnn/data/DatasetSpec.h"
+#include "fastnn/data/Preprocess.h"
+#include "fastnn/data/RecordIO.h"
+#include "fastnn/data/Status.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fastnn::data {
+
+/// One slot of the staging ring: room for BatchSize images and labels.
+struct BatchBuffer {
+  void *Images = nullptr;
+  int32_t *Labels = nullptr;
+};
+
+struct PipelineOptions {
+  DatasetSpec Spec;
+  std::vector<std::string> Files;
+  /// Per file from its first bytes unless false; then Comp applies to all.
+  bool DetectCompression = true;
+  Compression Comp = Compression::None;
+  uint64_t MaxRecordBytes = uint64_t(1) << 30;
+  /// Files i with i % WorldSize == Rank are this worker's.
+  int Rank = 0, WorldSize = 1;
+
+  int BatchSize = 32;
+  /// Zero sizes take the spec's natural size.
+  OutputShape Shape;
+  ElementType Type = ElementType::Float32;
+  PreprocessKind Preprocess = PreprocessKind::None;
+  bool Training = true;
+  /// Drop a last partial batch (static shapes want full batches).
+  bool DropRemainder = true;
+
+  int NumThreads = 2;           ///< num_preprocessing_threads
+  int NumParallelBatches = 2;   ///< records queued for the threads, in batches
+  int PrefetchBatches = 2;      ///< prefetch_buffer_size: batches in the ring
+  int ShuffleBufferSize = 1024; ///< samples; <= 1 keeps the file order
+  bool ShuffleFiles = true;     ///< reshuffle this worker's files each epoch
+  int CycleLength = 4;          ///< files read round-robin at a time
+  bool UseCaching = false; ///< keep the encoded records in memory after epoch 1
+  int NumEpochs = 1;       ///< 0 repeats forever
+  uint64_t Seed = 0;
+  /// Count and report corrupt records and undecodable samples instead of
+  /// failing on the first one.
+  bool SkipCorrupt = false;
+
+  uint64_t MockSamplesPerEpoch = 1024; ///< all workers together
+  int MockNumClasses = 10;
+
+  /// The trainer's staging ring (e.g. pinned memory); empty: the pipeline
+  /// allocates PrefetchBatches slots itself.
+  std::vector<BatchBuffer> StagingBuffers;
+};
+
+struct BatchView {
+  void *Images = nullptr;
+  int32_t *Labels = nullptr;
+  int Size = 0;       ///< 0: end of data.
+  uint64_t Index = 0; ///< Batch number since the start.
+};
+
+struct PipelineStats {
+  double ElapsedSeconds = 0;
+  double ImagesPerSecond = 0;
+  double WaitSeconds = 0; ///< Time the trainer spent blocked in acquire().
+  uint64_t Batches = 0, Samples = 0;
+  uint64_t RecordsRead = 0, BytesRead = 0;
+  uint64_t CorruptRecordsSkipped = 0, BadSamplesSkipped = 0;
+  int ReadyBatches = 0; ///< Prefetched batches waiting (queue depth).
+  size_t RecordQueueDepth = 0;
+  size_t ShuffleBufferFill = 0;
+  uint64_t Epoch = 0;
+  size_t CacheBytes = 0;
+  size_t RingBytes = 0; ///< Staging ring (images + labels).
+  /// Largest bytes held at once in the record queue plus shuffle buffer.
+  size_t PeakRecordBytes = 0;
+  std::string LastSkipMessage;
+};
+
+class Pipeline {
+public:
+  static std::unique_ptr<Pipeline> create(const PipelineOptions &Options,
+                                          Status &Err);
+  ~Pipeline();
+
+  /// Blocks until the next batch is complete and hands out its slot; the
+  /// batch stays valid until release(). Size 0 means the data is exhausted.
+  Status acquire(BatchView &Out);
+  void release(const BatchView &View);
+  /// acquire + one copy of the batch into caller memory + release.
+  Status nextBatch(void *Images, int32_t *Labels, int &Size);
+
+  PipelineStats stats() const;
+  const OutputShape &shape() const;
+  size_t sampleBytes() const;
+  /// Stops the threads and waits for them; safe to call more than once.
+  void stop();
+
+  struct Impl;
+
+private:
+  explicit Pipeline(std::unique_ptr<Impl> I);
+  std::unique_ptr<Impl> P;
+};
+
+} // namespace fastnn::data
+
+#endif // FASTNN_DATA_PIPELINE_H
