@@ -42,7 +42,7 @@ def FastNN_ParameterOp : FastNN_Op<"parameter", [Symbol]> {
   let arguments = (ins SymbolNameAttr:$sym_name, FastNN_ParamRoleAttr:$role,
                        ElementsAttr:$initial_value);
   let assemblyFormat = [{
-    $sym_name $role `=` $initial_value attr-dict
+    $sym_name `` $role `=` $initial_value attr-dict
   }];
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getType() {

@@ -1,0 +1,472 @@
+//===- GraphImporter.cpp - ONNX graph to a fastnn module ------------------===//
+
+#include "ImporterImpl.h"
+
+#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace fastnn::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// NodeImporter
+//===----------------------------------------------------------------------===//
+
+NodeImporter::NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
+                           Location loc, int64_t opset)
+    : graph(graph), nodeProto(node), loc(loc), opsetVersion(opset) {}
+
+OpBuilder &NodeImporter::builder() { return graph.builder(); }
+
+LogicalResult NodeImporter::error(const Twine &message) {
+  return emitError(loc) << nodeProto.op_type() << ": " << message;
+}
+
+FailureOr<Value> NodeImporter::input(size_t i) {
+  if (!hasInput(i))
+    return error("input " + Twine(i) + " is required");
+  return graph.lookup(nodeProto.input(i), loc);
+}
+
+FailureOr<RankedTensorType> NodeImporter::inputType(size_t i) {
+  FailureOr<Value> value = input(i);
+  if (failed(value))
+    return failure();
+  return cast<RankedTensorType>(value->getType());
+}
+
+FailureOr<DenseElementsAttr> NodeImporter::constantInput(size_t i) {
+  FailureOr<Value> value = input(i);
+  if (failed(value))
+    return failure();
+  DenseElementsAttr attr;
+  if (!matchPattern(*value, m_Constant(&attr))) {
+    (void)error("input " + Twine(i) + " ('" + nodeProto.input(i) +
+                "') must be known at compile time; fastnn compiles static "
+                "shapes");
+    return failure();
+  }
+  return attr;
+}
+
+FailureOr<SmallVector<int64_t>> NodeImporter::constantInts(size_t i) {
+  FailureOr<DenseElementsAttr> attr = constantInput(i);
+  if (failed(attr))
+    return failure();
+  if (!attr->getElementType().isInteger()) {
+    (void)error("input " + Twine(i) + " must hold integers");
+    return failure();
+  }
+  SmallVector<int64_t> values;
+  for (const APInt &v : attr->getValues<APInt>())
+    values.push_back(v.getSExtValue());
+  return values;
+}
+
+FailureOr<double> NodeImporter::constantScalar(size_t i) {
+  FailureOr<DenseElementsAttr> attr = constantInput(i);
+  if (failed(attr))
+    return failure();
+  if (attr->getNumElements() != 1) {
+    (void)error("input " + Twine(i) + " must be a scalar");
+    return failure();
+  }
+  Type elementType = attr->getElementType();
+  if (isa<FloatType>(elementType))
+    return (*attr->getValues<APFloat>().begin()).convertToDouble();
+  return static_cast<double>((*attr->getValues<APInt>().begin()).getSExtValue());
+}
+
+void NodeImporter::setOutput(size_t i, Value value) {
+  if (static_cast<int>(i) < nodeProto.output_size() &&
+      !nodeProto.output(i).empty())
+    graph.define(nodeProto.output(i), value);
+}
+
+LogicalResult NodeImporter::requireUnusedOutput(size_t i, StringRef what) {
+  if (static_cast<int>(i) < nodeProto.output_size() &&
+      graph.isUsed(nodeProto.output(i)))
+    return error("output " + Twine(i) + " (" + what +
+                 ") is used, which fastnn does not support");
+  return success();
+}
+
+const onnx::AttributeProto *NodeImporter::findAttr(StringRef name) {
+  for (const auto &attr : nodeProto.attribute())
+    if (attr.name() == name) {
+      handledAttrs.insert(name);
+      return &attr;
+    }
+  return nullptr;
+}
+
+bool NodeImporter::hasAttr(StringRef name) const {
+  for (const auto &attr : nodeProto.attribute())
+    if (attr.name() == name)
+      return true;
+  return false;
+}
+
+int64_t NodeImporter::intAttr(StringRef name, int64_t defaultValue) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  return attr ? attr->i() : defaultValue;
+}
+
+double NodeImporter::floatAttr(StringRef name, double defaultValue) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  return attr ? attr->f() : defaultValue;
+}
+
+std::string NodeImporter::stringAttr(StringRef name, StringRef defaultValue) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  return attr ? attr->s() : defaultValue.str();
+}
+
+std::optional<SmallVector<int64_t>> NodeImporter::intsAttr(StringRef name) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr)
+    return std::nullopt;
+  return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+std::optional<SmallVector<float>> NodeImporter::floatsAttr(StringRef name) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  if (!attr)
+    return std::nullopt;
+  return SmallVector<float>(attr->floats().begin(), attr->floats().end());
+}
+
+const onnx::TensorProto *NodeImporter::tensorAttr(StringRef name) {
+  const onnx::AttributeProto *attr = findAttr(name);
+  return attr ? &attr->t() : nullptr;
+}
+
+LogicalResult NodeImporter::checkAllAttrsHandled() {
+  for (const auto &attr : nodeProto.attribute())
+    if (!handledAttrs.count(attr.name()))
+      return error("unsupported attribute '" + attr.name() + "'");
+  return success();
+}
+
+FailureOr<Value>
+NodeImporter::createInferred(StringRef opName, ValueRange operands,
+                             ArrayRef<NamedAttribute> attributes) {
+  OperationState state(loc, opName);
+  state.addOperands(operands);
+  state.addAttributes(attributes);
+  // A placeholder result type, replaced by what the op infers; building
+  // through the inferring builder would abort on a bad model instead.
+  state.addTypes(builder().getNoneType());
+  Operation *op = builder().create(state);
+  SmallVector<Type, 1> types;
+  auto inference = cast<InferTypeOpInterface>(op);
+  if (failed(inference.inferReturnTypes(
+          context(), loc, op->getOperands(), op->getRawDictionaryAttrs(),
+          op->getPropertiesStorage(), op->getRegions(), types))) {
+    op->erase();
+    return failure();
+  }
+  op->getResult(0).setType(types.front());
+  return fold(op);
+}
+
+Value NodeImporter::fold(Operation *op) {
+  SmallVector<Value, 1> results;
+  if (succeeded(builder().tryFold(op, results)) && !results.empty() &&
+      results.front() != op->getResult(0)) {
+    op->erase();
+    return results.front();
+  }
+  return op->getResult(0);
+}
+
+Value NodeImporter::scalarConstant(Type elementType, double value) {
+  auto type = RankedTensorType::get({}, elementType);
+  Attribute element =
+      isa<FloatType>(elementType)
+          ? Attribute(FloatAttr::get(elementType, value))
+          : Attribute(IntegerAttr::get(elementType,
+                                       static_cast<int64_t>(value)));
+  return ConstantOp::create(builder(), loc,
+                                      DenseElementsAttr::get(type, element));
+}
+
+Value NodeImporter::reshape(Value input, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(input.getType()).clone(shape);
+  return fold(ReshapeOp::create(builder(), loc, type, input));
+}
+
+FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    (void)error("axis " + Twine(axis) + " is out of range for rank " +
+                Twine(rank));
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// GraphImporter
+//===----------------------------------------------------------------------===//
+
+GraphImporter::GraphImporter(MLIRContext &context,
+                             const onnx::ModelProto &model, StringRef path,
+                             const ONNXImportOptions &options)
+    : context(context), model(model), path(path.str()),
+      modelDir(llvm::sys::path::parent_path(path).str()), options(options),
+      moduleBuilder(&context), bodyBuilder(&context) {
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      opset = entry.version();
+}
+
+Location GraphImporter::fileLoc() {
+  return FileLineColLoc::get(&context, path, 0, 0);
+}
+
+Location GraphImporter::nodeLoc(const onnx::NodeProto &node, size_t index) {
+  std::string name = node.name().empty()
+                         ? node.op_type() + "#" + std::to_string(index)
+                         : node.name();
+  return NameLoc::get(StringAttr::get(&context, name), fileLoc());
+}
+
+FailureOr<Value> GraphImporter::lookup(const std::string &name, Location loc) {
+  auto it = values.find(name);
+  if (it != values.end())
+    return it->second;
+  auto init = constantInitializers.find(name);
+  if (init == constantInitializers.end())
+    return emitError(loc) << "refers to undefined value '" << name << "'";
+  const onnx::TensorProto &tensor = *init->second;
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  auto type = RankedTensorType::get(
+      shape, convertElementType(tensor.data_type(), &context));
+  std::vector<char> data;
+  if (std::string error = readTensorData(tensor, modelDir, type, data);
+      !error.empty())
+    return emitError(loc) << error;
+  Value constant =
+      ConstantOp::create(bodyBuilder, loc, makeDenseAttr(type, data));
+  values[name] = constant;
+  return constant;
+}
+
+void GraphImporter::define(const std::string &name, Value value) {
+  values[name] = value;
+}
+
+Value GraphImporter::untieParameter(Value value, const std::string &newName,
+                                    Location loc) {
+  auto read = value.getDefiningOp<ParamOp>();
+  if (!read)
+    return value;
+  auto source = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
+      read, read.getNameAttr());
+  auto copy = ParameterOp::create(moduleBuilder, 
+      loc, newName, source.getRole(), source.getInitialValue());
+  // The symbol table renames on a clash, so the copy's name is unique.
+  SymbolTable(*module).insert(copy);
+  emitWarning(loc) << "Identity copies parameter '" << read.getName()
+                   << "'; imported as separate parameter '"
+                   << copy.getSymName()
+                   << "' so that training does not tie them";
+  return ParamOp::create(bodyBuilder, loc, copy.getType(), copy.getSymName());
+}
+
+LogicalResult GraphImporter::importInitializers() {
+  const onnx::GraphProto &graph = model.graph();
+  for (const auto &node : graph.node())
+    if (node.op_type() == "BatchNormalization")
+      for (int i : {3, 4})
+        if (i < node.input_size())
+          statisticNames.insert(node.input(i));
+
+  for (const onnx::TensorProto &tensor : graph.initializer()) {
+    Type elementType = convertElementType(tensor.data_type(), &context);
+    if (!elementType)
+      return emitError(fileLoc())
+             << "initializer '" << tensor.name()
+             << "' has an unsupported element type (ONNX data type "
+             << tensor.data_type() << ")";
+    if (!isa<FloatType>(elementType)) {
+      constantInitializers[tensor.name()] = &tensor;
+      continue;
+    }
+    SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+    auto type = RankedTensorType::get(shape, elementType);
+    std::vector<char> data;
+    if (std::string error = readTensorData(tensor, modelDir, type, data);
+        !error.empty())
+      return emitError(fileLoc()) << error;
+    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+        data, alignof(double));
+    auto initialValue =
+        DenseResourceElementsAttr::get(type, tensor.name(), std::move(blob));
+    ParamRole role = statisticNames.count(tensor.name())
+                         ? ParamRole::Statistic
+                         : ParamRole::Trainable;
+    Location loc = NameLoc::get(StringAttr::get(&context, tensor.name()),
+                                fileLoc());
+    auto parameter = ParameterOp::create(moduleBuilder, 
+        loc, tensor.name(), role, initialValue);
+    if (usedNames.count(tensor.name()))
+      values[tensor.name()] = ParamOp::create(bodyBuilder, 
+          loc, type, parameter.getSymName());
+  }
+  return success();
+}
+
+LogicalResult
+GraphImporter::importInputs(SmallVectorImpl<Type> &types,
+                            SmallVectorImpl<std::string> &names) {
+  llvm::StringSet<> initializerNames;
+  for (const auto &tensor : model.graph().initializer())
+    initializerNames.insert(tensor.name());
+  for (const onnx::ValueInfoProto &input : model.graph().input()) {
+    // IR versions before 4 list initializers among the inputs too.
+    if (initializerNames.count(input.name()))
+      continue;
+    Location loc = fileLoc();
+    if (!input.type().has_tensor_type())
+      return emitError(loc) << "graph input '" << input.name()
+                            << "' is not a tensor";
+    const auto &tensorType = input.type().tensor_type();
+    Type elementType = convertElementType(tensorType.elem_type(), &context);
+    if (!elementType)
+      return emitError(loc) << "graph input '" << input.name()
+                            << "' has an unsupported element type";
+    SmallVector<int64_t> shape;
+    for (const auto &dim : tensorType.shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() <= 0)
+        return emitError(loc)
+               << "graph input '" << input.name() << "' has a dynamic "
+               << "dimension " << shape.size()
+               << (dim.has_dim_param() ? " ('" + dim.dim_param() + "')" : "")
+               << "; fastnn compiles static shapes: set --batch-size for the "
+                  "first dimension, or export the model with fixed sizes";
+      shape.push_back(dim.dim_value());
+    }
+    types.push_back(RankedTensorType::get(shape, elementType));
+    names.push_back(input.name());
+  }
+  return success();
+}
+
+LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
+                                        size_t index) {
+  Location loc = nodeLoc(node, index);
+  if (!node.domain().empty() && node.domain() != "ai.onnx")
+    return emitError(loc) << node.op_type() << ": operators of domain '"
+                          << node.domain() << "' are not supported";
+  OpImporter importer = lookupOpImporter(node.op_type());
+  if (!importer)
+    return emitError(loc) << "unsupported ONNX operator '" << node.op_type()
+                          << "' (see docs/onnx-support.md for the supported "
+                             "operators)";
+  NodeImporter nodeImporter(*this, node, loc, opset);
+  if (failed(importer(nodeImporter)))
+    return failure();
+  return nodeImporter.checkAllAttrsHandled();
+}
+
+LogicalResult GraphImporter::checkOutputShapes(ArrayRef<Value> results) {
+  for (auto [output, value] : llvm::zip(model.graph().output(), results)) {
+    const auto &shape = output.type().tensor_type().shape();
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!output.type().tensor_type().has_shape())
+      continue;
+    if (shape.dim_size() != type.getRank())
+      return emitError(fileLoc())
+             << "graph output '" << output.name() << "' has rank "
+             << type.getRank() << " but ONNX shape inference says "
+             << shape.dim_size();
+    for (int d = 0; d < shape.dim_size(); ++d)
+      if (shape.dim(d).has_dim_value() &&
+          shape.dim(d).dim_value() != type.getDimSize(d))
+        return emitError(fileLoc())
+               << "graph output '" << output.name() << "' is " << type
+               << " but ONNX shape inference gives dimension " << d
+               << " size " << shape.dim(d).dim_value();
+  }
+  return success();
+}
+
+OwningOpRef<ModuleOp> GraphImporter::run() {
+  const onnx::GraphProto &graph = model.graph();
+  module = ModuleOp::create(fileLoc());
+  Builder b(&context);
+  (*module)->setAttr("fastnn.source", b.getStringAttr(path));
+  (*module)->setAttr("fastnn.onnx_opset", b.getI64IntegerAttr(opset));
+  if (!model.producer_name().empty())
+    (*module)->setAttr("fastnn.onnx_producer",
+                       b.getStringAttr(model.producer_name() + " " +
+                                       model.producer_version()));
+  for (const auto &node : graph.node())
+    for (const auto &name : node.input())
+      usedNames.insert(name);
+  for (const auto &output : graph.output())
+    usedNames.insert(output.name());
+
+  SmallVector<Type> inputTypes;
+  SmallVector<std::string> inputNames;
+  if (failed(importInputs(inputTypes, inputNames)))
+    return nullptr;
+  moduleBuilder.setInsertionPointToStart(module->getBody());
+  auto func = func::FuncOp::create(moduleBuilder, 
+      fileLoc(), options.functionName, b.getFunctionType(inputTypes, {}));
+  Block *entry = func.addEntryBlock();
+  bodyBuilder.setInsertionPointToStart(entry);
+  for (auto [i, name] : llvm::enumerate(inputNames)) {
+    func.setArgAttr(i, "fastnn.name", b.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  // Parameters go before the function, in initializer order.
+  moduleBuilder.setInsertionPoint(func);
+  if (failed(importInitializers()))
+    return nullptr;
+
+  for (auto [index, node] : llvm::enumerate(graph.node()))
+    if (failed(importNode(node, index)))
+      return nullptr;
+
+  SmallVector<Value> results;
+  for (const auto &output : graph.output()) {
+    FailureOr<Value> value = lookup(output.name(), fileLoc());
+    if (failed(value))
+      return nullptr;
+    results.push_back(*value);
+  }
+  func::ReturnOp::create(bodyBuilder, fileLoc(), results);
+  func.setType(b.getFunctionType(inputTypes, TypeRange(ValueRange(results))));
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "fastnn.name", b.getStringAttr(output.name()));
+  if (failed(checkOutputShapes(results)) || failed(verify(*module)))
+    return nullptr;
+  return std::move(module);
+}
+
+} // namespace fastnn::onnx_import
+
+namespace fastnn {
+OwningOpRef<ModuleOp> importONNXFile(MLIRContext &context, StringRef path,
+                                     const ONNXImportOptions &options) {
+  context.loadDialect<FastNNDialect, func::FuncDialect>();
+  onnx::ModelProto model;
+  if (std::string error =
+          onnx_import::loadModel(path, options.batchSize, model);
+      !error.empty()) {
+    emitError(FileLineColLoc::get(&context, path, 0, 0)) << error;
+    return nullptr;
+  }
+  return onnx_import::GraphImporter(context, model, path, options).run();
+}
+} // namespace fastnn

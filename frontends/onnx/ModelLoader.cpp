@@ -1,0 +1,126 @@
+//===- ModelLoader.cpp - read, check and normalise an ONNX model ----------===//
+
+#include "ImporterImpl.h"
+
+#include "onnx/checker.h"
+#include "onnx/defs/parser.h"
+#include "onnx/shape_inference/implementation.h"
+#include "onnx/version_converter/convert.h"
+
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+namespace fastnn::onnx_import {
+
+namespace {
+
+/// The importer's op semantics are those of opset 13 and later; older models
+/// are converted up to it.
+constexpr int kMinimumOpset = 13;
+constexpr int kMaximumOpset = 17;
+
+int64_t defaultDomainOpset(const onnx::ModelProto &model) {
+  for (const auto &entry : model.opset_import())
+    if (entry.domain().empty() || entry.domain() == "ai.onnx")
+      return entry.version();
+  return 0;
+}
+
+std::string parseBinary(const llvm::MemoryBuffer &buffer,
+                        onnx::ModelProto &model) {
+  google::protobuf::io::CodedInputStream stream(
+      reinterpret_cast<const uint8_t *>(buffer.getBufferStart()),
+      static_cast<int>(buffer.getBufferSize()));
+  stream.SetTotalBytesLimit(INT32_MAX);
+  if (!model.ParseFromCodedStream(&stream) ||
+      !stream.ConsumedEntireMessage())
+    return "is not a valid ONNX model (protobuf parsing failed: the file is "
+           "truncated, corrupt or not ONNX)";
+  if (!model.has_graph() || model.ir_version() == 0)
+    return "is not an ONNX model (no graph or IR version); pass a .onnx file "
+           "or ONNX text in a .onnxtxt file";
+  return "";
+}
+
+void applyBatchSize(onnx::ModelProto &model, int64_t batchSize) {
+  llvm::StringSet<> initializers;
+  for (const auto &init : model.graph().initializer())
+    initializers.insert(init.name());
+  for (auto &input : *model.mutable_graph()->mutable_input()) {
+    if (initializers.count(input.name()) || !input.type().has_tensor_type())
+      continue;
+    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() > 0)
+      shape->mutable_dim(0)->set_dim_value(batchSize);
+  }
+  // Outputs and intermediate shapes were inferred for the old batch size.
+  model.mutable_graph()->clear_value_info();
+  for (auto &output : *model.mutable_graph()->mutable_output()) {
+    auto *tensorType = output.mutable_type()->mutable_tensor_type();
+    if (tensorType->has_shape() && tensorType->shape().dim_size() > 0)
+      tensorType->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  }
+}
+
+} // namespace
+
+std::string loadModel(llvm::StringRef path, int64_t batchSize,
+                      onnx::ModelProto &model) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/true);
+  if (!buffer)
+    return "cannot read the file: " + buffer.getError().message();
+  bool text = llvm::sys::path::extension(path) == ".onnxtxt";
+  if (text) {
+    onnx::OnnxParser parser((*buffer)->getBufferStart());
+    auto status = parser.Parse(model);
+    if (!status.IsOK()) {
+      std::string message = status.ErrorMessage();
+      std::replace(message.begin(), message.end(), '\n', ' ');
+      return "is not valid ONNX text: " + message;
+    }
+  } else if (std::string error = parseBinary(**buffer, model); !error.empty()) {
+    return error;
+  }
+
+  int64_t opset = defaultDomainOpset(model);
+  if (opset == 0)
+    return "imports no opset of the default ONNX domain";
+  if (opset > kMaximumOpset)
+    return "uses opset " + std::to_string(opset) + "; fastnn supports opsets "
+           "11 to " + std::to_string(kMaximumOpset) +
+           " (re-export with opset_version=" + std::to_string(kMaximumOpset) +
+           ")";
+  try {
+    if (text)
+      onnx::checker::check_model(model);
+    else
+      onnx::checker::check_model(path.str());
+  } catch (const std::exception &e) {
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    return "fails the ONNX checker: " + message;
+  }
+  if (opset < kMinimumOpset) {
+    try {
+      model = onnx::version_conversion::ConvertVersion(model, kMinimumOpset);
+    } catch (const std::exception &e) {
+      return "cannot be converted from opset " + std::to_string(opset) +
+             " to " + std::to_string(kMinimumOpset) + ": " + e.what();
+    }
+  }
+  if (batchSize > 0)
+    applyBatchSize(model, batchSize);
+  try {
+    onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception &e) {
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    return "fails ONNX shape inference: " + message;
+  }
+  return "";
+}
+
+} // namespace fastnn::onnx_import
