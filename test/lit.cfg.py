@@ -18,3 +18,4 @@ llvm_config.use_default_substitutions()
 tool_dirs = [config.fastnn_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["fastnnc", "fastnnc-opt"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+config.substitutions.append(("%python", config.fastnn_python))

@@ -11,6 +11,9 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/Path.h"
 
+#include <charconv>
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::fastnn;
 
@@ -120,9 +123,18 @@ int64_t NodeImporter::intAttr(StringRef name, int64_t defaultValue) {
   return attr ? attr->i() : defaultValue;
 }
 
+/// ONNX stores float attributes in single precision; take the shortest
+/// decimal that round-trips through float, so that epsilon = 0.001 means
+/// 0.001 rather than 0.0010000000474974513.
+static double widenFloat(float value) {
+  char text[32];
+  auto result = std::to_chars(text, text + sizeof(text), value);
+  return std::strtod(std::string(text, result.ptr).c_str(), nullptr);
+}
+
 double NodeImporter::floatAttr(StringRef name, double defaultValue) {
   const onnx::AttributeProto *attr = findAttr(name);
-  return attr ? attr->f() : defaultValue;
+  return attr ? widenFloat(attr->f()) : defaultValue;
 }
 
 std::string NodeImporter::stringAttr(StringRef name, StringRef defaultValue) {

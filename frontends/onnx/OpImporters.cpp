@@ -430,7 +430,8 @@ template <typename OpT> LogicalResult importReduce(NodeImporter &n) {
     rawAxes = *axes;
   }
   bool keepdims = n.intAttr("keepdims", 1) != 0;
-  if (rawAxes.empty() && n.intAttr("noop_with_empty_axes", 0)) {
+  bool noopWithEmptyAxes = n.intAttr("noop_with_empty_axes", 0) != 0;
+  if (rawAxes.empty() && noopWithEmptyAxes) {
     n.setOutput(0, *n.input(0));
     return success();
   }
