@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fastnn/Compiler/Diagnostics.h"
+#include "fastnn/Compiler/ModelSummary.h"
 #include "fastnn/Compiler/Registration.h"
 #include "fastnn/Frontends/ONNX/ONNXImporter.h"
 
@@ -25,7 +26,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class EmitKind { MLIR };
+enum class EmitKind { MLIR, Summary };
 
 cl::OptionCategory fastnncCategory("fastnnc options");
 
@@ -37,7 +38,9 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' is stdout)"),
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::MLIR),
     cl::values(clEnumValN(EmitKind::MLIR, "mlir",
-                          "fastnn IR of the imported model")),
+                          "fastnn IR of the imported model"),
+               clEnumValN(EmitKind::Summary, "summary",
+                          "inputs, outputs, parameters and op counts")),
     cl::cat(fastnncCategory));
 cl::opt<int64_t> batchSize(
     "batch-size",
@@ -94,7 +97,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "fastnnc: error: " << outputPath << ": " << error << "\n";
     return 1;
   }
-  module->print(output->os(), mlir::OpPrintingFlags());
+  if (emitKind == EmitKind::Summary)
+    fastnn::printModelSummary(*module, output->os());
+  else
+    module->print(output->os(), mlir::OpPrintingFlags());
   output->keep();
   return 0;
 }
