@@ -1,0 +1,36 @@
+"""VGG-16 of TF-slim nets/vgg.py (configuration D, fc layers as convs)."""
+from torch import nn
+
+from .layers import conv2d, xavier
+
+# (number of 3x3 convs, output channels) per block, each followed by a
+# 2x2/2 VALID max pool.
+_VGG16_BLOCKS = [(2, 64), (2, 128), (3, 256), (3, 512), (3, 512)]
+
+
+class VGG16(nn.Module):
+    def __init__(self, num_classes=1000, image_size=224, in_channels=3):
+        super().__init__()
+        # vgg_arg_scope: slim's default xavier weights and zero biases.
+        layers = []
+        channels = in_channels
+        for repeats, width in _VGG16_BLOCKS:
+            for _ in range(repeats):
+                layers += [conv2d(channels, width, 3, xavier, padding=1),
+                           nn.ReLU()]
+                channels = width
+            layers.append(nn.MaxPool2d(2, 2))
+        self.features = nn.Sequential(*layers)
+        # fc6 is a 7x7 VALID conv: at 224 px it sees the whole 7x7 map.
+        self.classifier = nn.Sequential(
+            conv2d(512, 4096, 7, xavier),
+            nn.ReLU(),
+            nn.Dropout(0.5),
+            conv2d(4096, 4096, 1, xavier),
+            nn.ReLU(),
+            nn.Dropout(0.5),
+            conv2d(4096, num_classes, 1, xavier),
+        )
+
+    def forward(self, x):
+        return self.classifier(self.features(x)).flatten(1)
