@@ -56,6 +56,11 @@ OpFoldResult foldIdentityOperand(Value x, Attribute other, Type resultType,
   return {};
 }
 
+/// True for the integer types whose values are unsigned: ui8, and i1 (bool).
+bool isUnsignedElement(Type type) {
+  return type.isUnsignedInteger() || type.isInteger(1);
+}
+
 template <typename FloatFn, typename IntFn>
 OpFoldResult foldConstantBinary(ArrayRef<Attribute> operands, Type resultType,
                                 FloatFn floatFn, IntFn intFn) {
@@ -83,8 +88,8 @@ OpFoldResult ConstantOp::fold(FoldAdaptor adaptor) { return getValue(); }
 OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
   if (isa<FloatType>(getType().getElementType())) {
     // x + -0.0 is x for every x, including -0.0.
-    if (OpFoldResult r = foldIdentityOperand(getLhs(), adaptor.getRhs(),
-                                             getType(), -0.0))
+    if (OpFoldResult r =
+            foldIdentityOperand(getLhs(), adaptor.getRhs(), getType(), -0.0))
       return r;
   } else if (OpFoldResult r = foldIdentityOperand(getLhs(), adaptor.getRhs(),
                                                   getType(), 0)) {
@@ -126,32 +131,42 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   if (OpFoldResult r =
           foldIdentityOperand(getLhs(), adaptor.getRhs(), getType(), 1))
     return r;
+  bool isUnsigned = isUnsignedElement(getType().getElementType());
   return foldConstantBinary(
       adaptor.getOperands(), getType(),
       [](const APFloat &a, const APFloat &b) { return a / b; },
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        // ONNX integer division truncates; a zero divisor is left to run time.
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        // ONNX integer division truncates; a zero divisor, and the one
+        // quotient that overflows (INT_MIN / -1), are left to run time.
         if (b.isZero())
           return std::nullopt;
-        return a.sdiv(b);
+        if (isUnsigned)
+          return a.udiv(b);
+        bool overflow;
+        APInt quotient = a.sdiv_ov(b, overflow);
+        if (overflow)
+          return std::nullopt;
+        return quotient;
       });
 }
 
 OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = isUnsignedElement(getType().getElementType());
   return foldConstantBinary(
       adaptor.getOperands(), getType(),
       [](const APFloat &a, const APFloat &b) { return llvm::maximum(a, b); },
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        return a.sge(b) ? a : b;
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return (isUnsigned ? a.uge(b) : a.sge(b)) ? a : b;
       });
 }
 
 OpFoldResult MinOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = isUnsignedElement(getType().getElementType());
   return foldConstantBinary(
       adaptor.getOperands(), getType(),
       [](const APFloat &a, const APFloat &b) { return llvm::minimum(a, b); },
-      [](const APInt &a, const APInt &b) -> std::optional<APInt> {
-        return a.sle(b) ? a : b;
+      [&](const APInt &a, const APInt &b) -> std::optional<APInt> {
+        return (isUnsigned ? a.ule(b) : a.sle(b)) ? a : b;
       });
 }
 
@@ -202,7 +217,15 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   Type to = getType().getElementType();
   auto fromFloat = dyn_cast<FloatType>(from);
   auto toFloat = dyn_cast<FloatType>(to);
-  bool fromUnsigned = from.isUnsignedInteger() || from.isInteger(1);
+  bool fromUnsigned = isUnsignedElement(from);
+  // ONNX casts to bool by comparing with zero, not by truncating.
+  if (to.isInteger(1)) {
+    if (fromFloat)
+      return input.mapValues(
+          to, [](const APFloat &v) { return APInt(1, !v.isZero()); });
+    return input.mapValues(
+        to, [](const APInt &v) { return APInt(1, !v.isZero()); });
+  }
   if (fromFloat && toFloat)
     return input.mapValues(to, [&](const APFloat &v) -> APInt {
       APFloat r = v;
@@ -309,9 +332,10 @@ OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   auto inputType = cast<RankedTensorType>(getInput().getType());
-  bool identity = inputType == getType() &&
-                  llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
-                  llvm::all_of(getSteps(), [](int64_t s) { return s == 1; });
+  bool identity =
+      inputType == getType() &&
+      llvm::all_of(getOffsets(), [](int64_t o) { return o == 0; }) &&
+      llvm::all_of(getSteps(), [](int64_t s) { return s == 1; });
   if (identity)
     return getInput();
   DenseElementsAttr input = smallDense(adaptor.getInput());

@@ -36,11 +36,19 @@ LayoutDims layoutDims(Layout layout) {
   return {1, 2, 3};
 }
 
+/// Checks the window attributes of conv and pool ops. Inference also runs on
+/// ops whose attributes ODS has not verified yet (the importer builds ops from
+/// untrusted models), so the sizes are checked here too.
 template <typename OpT>
-LogicalResult checkWindowAttrs(std::optional<Location> loc,
-                               ArrayRef<int64_t> strides,
-                               ArrayRef<int64_t> pads,
-                               ArrayRef<int64_t> dilations) {
+LogicalResult
+checkWindowAttrs(std::optional<Location> loc, ArrayRef<int64_t> strides,
+                 ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations) {
+  if (strides.size() != 2 || dilations.size() != 2 || pads.size() != 4)
+    return inferFailure<OpT>(loc,
+                             "expects 2 strides, 2 dilations and 4 pads, "
+                             "got ",
+                             strides.size(), ", ", dilations.size(), " and ",
+                             pads.size());
   if (llvm::any_of(strides, [](int64_t s) { return s <= 0; }))
     return inferFailure<OpT>(loc, "expects positive strides");
   if (llvm::any_of(dilations, [](int64_t d) { return d <= 0; }))
@@ -52,13 +60,12 @@ LogicalResult checkWindowAttrs(std::optional<Location> loc,
 
 /// Output shape of a 2-D window op (conv or pool) on a 4-D input.
 template <typename OpT>
-LogicalResult inferWindowShape(std::optional<Location> loc,
-                               RankedTensorType input, Layout layout,
-                               int64_t outChannels, ArrayRef<int64_t> kernel,
-                               ArrayRef<int64_t> strides,
-                               ArrayRef<int64_t> pads,
-                               ArrayRef<int64_t> dilations, bool ceilMode,
-                               SmallVectorImpl<int64_t> &shape) {
+LogicalResult
+inferWindowShape(std::optional<Location> loc, RankedTensorType input,
+                 Layout layout, int64_t outChannels, ArrayRef<int64_t> kernel,
+                 ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                 ArrayRef<int64_t> dilations, bool ceilMode,
+                 SmallVectorImpl<int64_t> &shape) {
   LayoutDims dims = layoutDims(layout);
   shape.assign(input.getShape().begin(), input.getShape().end());
   shape[dims.channel] = outChannels;
@@ -68,9 +75,8 @@ LogicalResult inferWindowShape(std::optional<Location> loc,
         input.getDimSize(spatial[i]), kernel[i], strides[i], dilations[i],
         pads[i], pads[i + 2], ceilMode);
     if (!size)
-      return inferFailure<OpT>(loc, "window of size ", kernel[i],
-                               " (dilation ", dilations[i],
-                               ") does not fit input dimension ",
+      return inferFailure<OpT>(loc, "window of size ", kernel[i], " (dilation ",
+                               dilations[i], ") does not fit input dimension ",
                                input.getDimSize(spatial[i]), " padded by ",
                                pads[i], "+", pads[i + 2]);
     shape[spatial[i]] = *size;
@@ -135,22 +141,28 @@ Conv2DOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
   if (filter.getRank() != 4)
     return inferFailure<Conv2DOp>(loc, "expects a 4-D filter, got ", filter);
   if (input.getElementType() != filter.getElementType())
-    return inferFailure<Conv2DOp>(loc, "expects input and filter of one "
-                                       "element type, got ",
+    return inferFailure<Conv2DOp>(loc,
+                                  "expects input and filter of one "
+                                  "element type, got ",
                                   input.getElementType(), " and ",
                                   filter.getElementType());
   Layout layout = adaptor.getLayout();
   bool nhwc = layout == Layout::NHWC;
   int64_t groups = adaptor.getGroups();
+  if (groups <= 0)
+    return inferFailure<Conv2DOp>(loc, "expects positive groups, got ", groups);
   int64_t channels = input.getDimSize(layoutDims(layout).channel);
   int64_t outChannels = filter.getDimSize(0);
   int64_t filterChannels = filter.getDimSize(nhwc ? 3 : 1);
   SmallVector<int64_t, 2> kernel = {filter.getDimSize(nhwc ? 1 : 2),
                                     filter.getDimSize(nhwc ? 2 : 3)};
+  if (kernel[0] == 0 || kernel[1] == 0)
+    return inferFailure<Conv2DOp>(loc, "expects a non-empty kernel, got ",
+                                  filter);
   if (channels % groups != 0 || channels / groups != filterChannels)
     return inferFailure<Conv2DOp>(
-        loc, "input has ", channels, " channels, which is not groups (",
-        groups, ") times the filter's ", filterChannels, " input channels");
+        loc, "input has ", channels, " channels, which is not groups (", groups,
+        ") times the filter's ", filterChannels, " input channels");
   if (outChannels % groups != 0)
     return inferFailure<Conv2DOp>(loc, "output channels (", outChannels,
                                   ") are not divisible by groups (", groups,
@@ -160,10 +172,9 @@ Conv2DOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
     if (!biasType || biasType.getRank() != 1 ||
         biasType.getDimSize(0) != outChannels ||
         biasType.getElementType() != input.getElementType())
-      return inferFailure<Conv2DOp>(loc, "expects a bias of ", outChannels,
-                                    " elements of type ",
-                                    input.getElementType(), ", got ",
-                                    bias.getType());
+      return inferFailure<Conv2DOp>(
+          loc, "expects a bias of ", outChannels, " elements of type ",
+          input.getElementType(), ", got ", bias.getType());
   }
   ArrayRef<int64_t> strides = adaptor.getStrides();
   ArrayRef<int64_t> pads = adaptor.getPads();
@@ -171,8 +182,8 @@ Conv2DOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
   if (failed(checkWindowAttrs<Conv2DOp>(loc, strides, pads, dilations)))
     return failure();
   SmallVector<int64_t, 4> shape;
-  if (failed(inferWindowShape<Conv2DOp>(loc, input, layout, outChannels,
-                                        kernel, strides, pads, dilations,
+  if (failed(inferWindowShape<Conv2DOp>(loc, input, layout, outChannels, kernel,
+                                        strides, pads, dilations,
                                         /*ceilMode=*/false, shape)))
     return failure();
   inferredReturnTypes.push_back(
@@ -189,11 +200,13 @@ static LogicalResult inferPoolType(std::optional<Location> loc,
   if (!input || input.getRank() != 4)
     return inferFailure<OpT>(loc, "expects a 4-D input, got ",
                              adaptor.getInput().getType());
+  if (!adaptor.getKernelShapeAttr() || adaptor.getKernelShape().size() != 2)
+    return inferFailure<OpT>(loc, "expects a kernel shape of 2 sizes");
   ArrayRef<int64_t> kernel = adaptor.getKernelShape();
   if (llvm::any_of(kernel, [](int64_t k) { return k <= 0; }))
     return inferFailure<OpT>(loc, "expects a positive kernel shape");
-  if (failed(checkWindowAttrs<OpT>(loc, adaptor.getStrides(),
-                                   adaptor.getPads(), dilations)))
+  if (failed(checkWindowAttrs<OpT>(loc, adaptor.getStrides(), adaptor.getPads(),
+                                   dilations)))
     return failure();
   // A pad as large as the kernel would make windows that see only padding.
   for (int i = 0; i < 2; ++i)
@@ -236,19 +249,25 @@ BatchNormOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
   RankedTensorType input = rankedType(adaptor.getInput());
   if (!input || input.getRank() < 2)
     return inferFailure<BatchNormOp>(loc, "expects an input of rank >= 2");
-  int64_t channelDim = adaptor.getLayout() == Layout::NHWC
-                           ? input.getRank() - 1
-                           : 1;
+  int64_t channelDim =
+      adaptor.getLayout() == Layout::NHWC ? input.getRank() - 1 : 1;
   int64_t channels = input.getDimSize(channelDim);
   for (Value operand : {adaptor.getScale(), adaptor.getBias(),
                         adaptor.getMean(), adaptor.getVariance()}) {
     RankedTensorType type = rankedType(operand);
     if (!type || type.getRank() != 1 || type.getDimSize(0) != channels)
-      return inferFailure<BatchNormOp>(
-          loc, "expects per-channel operands of ", channels,
-          " elements, got ", operand.getType());
+      return inferFailure<BatchNormOp>(loc, "expects per-channel operands of ",
+                                       channels, " elements, got ",
+                                       operand.getType());
   }
   inferredReturnTypes.push_back(input);
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  double momentum = getMomentum().convertToDouble();
+  if (!(momentum >= 0.0 && momentum <= 1.0))
+    return emitOpError("expects a momentum in [0, 1], got ") << momentum;
   return success();
 }
 
@@ -326,17 +345,16 @@ FASTNN_BROADCAST_INFERENCE(MinOp)
 FASTNN_BROADCAST_INFERENCE(PowOp)
 #undef FASTNN_BROADCAST_INFERENCE
 
-
 LogicalResult ClipOp::verify() {
-  if (getMin().convertToDouble() > getMax().convertToDouble())
+  // Written so that a NaN bound fails too.
+  if (!(getMin().convertToDouble() <= getMax().convertToDouble()))
     return emitOpError("expects min <= max, got ")
-           << getMin().convertToDouble() << " > "
-           << getMax().convertToDouble();
+           << getMin().convertToDouble() << " > " << getMax().convertToDouble();
   return success();
 }
 
 LogicalResult DropoutOp::verify() {
-  if (getRatio().convertToDouble() >= 1.0)
+  if (!(getRatio().convertToDouble() < 1.0))
     return emitOpError("expects a ratio in [0, 1), got ")
            << getRatio().convertToDouble();
   return success();
@@ -366,9 +384,9 @@ LogicalResult LogSoftmaxOp::verify() {
 }
 
 template <typename OpT, typename AdaptorT>
-static LogicalResult inferReduceType(std::optional<Location> loc,
-                                     AdaptorT adaptor,
-                                     SmallVectorImpl<Type> &inferredReturnTypes) {
+static LogicalResult
+inferReduceType(std::optional<Location> loc, AdaptorT adaptor,
+                SmallVectorImpl<Type> &inferredReturnTypes) {
   RankedTensorType input = rankedType(adaptor.getInput());
   if (!input)
     return inferFailure<OpT>(loc, "expects a ranked input");
@@ -430,8 +448,8 @@ ConcatOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
         continue;
       if (type.getDimSize(d) != first.getDimSize(d))
         return inferFailure<ConcatOp>(loc, "inputs differ in dimension ", d,
-                                      " (not the concatenation axis): ",
-                                      first, " and ", type);
+                                      " (not the concatenation axis): ", first,
+                                      " and ", type);
     }
     shape[axis] += type.getDimSize(axis);
   }
@@ -458,10 +476,9 @@ TransposeOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
     return inferFailure<TransposeOp>(loc, "expects a ranked input");
   ArrayRef<int64_t> permutation = adaptor.getPermutation();
   if (static_cast<int64_t>(permutation.size()) != input.getRank())
-    return inferFailure<TransposeOp>(loc, "permutation has ",
-                                     permutation.size(),
-                                     " entries for an input of rank ",
-                                     input.getRank());
+    return inferFailure<TransposeOp>(
+        loc, "permutation has ", permutation.size(),
+        " entries for an input of rank ", input.getRank());
   SmallVector<bool> seen(input.getRank(), false);
   SmallVector<int64_t> shape;
   for (int64_t p : permutation) {

@@ -8,16 +8,19 @@ namespace mlir::fastnn {
 
 std::optional<int64_t> slidingWindowOutputSize(int64_t inputSize,
                                                int64_t kernelSize,
-                                               int64_t stride,
-                                               int64_t dilation,
-                                               int64_t padBegin,
-                                               int64_t padEnd, bool ceilMode) {
+                                               int64_t stride, int64_t dilation,
+                                               int64_t padBegin, int64_t padEnd,
+                                               bool ceilMode) {
   int64_t span = dilation * (kernelSize - 1) + 1;
   int64_t room = inputSize + padBegin + padEnd - span;
   if (room < 0 || stride <= 0)
     return std::nullopt;
   // ONNX: floor or ceil of room / stride, plus one.
   int64_t steps = ceilMode ? (room + stride - 1) / stride : room / stride;
+  // Rounding up may add a window that starts in the end padding and sees no
+  // input; PyTorch and onnxruntime drop it, and so do we.
+  if (ceilMode && steps > 0 && steps * stride >= inputSize + padBegin)
+    --steps;
   return steps + 1;
 }
 

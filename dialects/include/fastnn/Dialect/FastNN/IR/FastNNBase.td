@@ -75,8 +75,13 @@ def FastNN_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
 def FastNN_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I8, I16,
                                          I32, I64, UI8]>;
 
+def FastNN_ElementType : AnyTypeOf<[F16, BF16, F32, F64, I1, I8, I16, I32, I64,
+                                     UI8]>;
+
+// NaN is neither negative nor non-negative; reject it too.
 def FastNN_FloatNonNegative : AttrConstraint<
-    CPred<"!::llvm::cast<::mlir::FloatAttr>($_self).getValue().isNegative()">,
+    CPred<"!::llvm::cast<::mlir::FloatAttr>($_self).getValue().isNegative() && "
+          "!::llvm::cast<::mlir::FloatAttr>($_self).getValue().isNaN()">,
     "whose value is non-negative">;
 
 def FastNN_Pair : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<2>]>;

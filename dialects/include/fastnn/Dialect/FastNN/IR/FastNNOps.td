@@ -25,7 +25,8 @@ class FastNN_SameTypeOp<string mnemonic, list<Trait> traits = []>
 // Model state
 //===----------------------------------------------------------------------===//
 
-def FastNN_ParameterOp : FastNN_Op<"parameter", [Symbol]> {
+def FastNN_ParameterOp : FastNN_Op<"parameter", [Symbol,
+    HasParent<"::mlir::ModuleOp">]> {
   let summary = "a named model parameter with its initial value";
   let description = [{
     Declares one piece of model state at module level: a trainable tensor
@@ -161,6 +162,7 @@ def FastNN_BatchNormOp : FastNN_ComputeOp<"batch_norm",
       DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
   let results = (outs FastNN_FloatTensor:$result);
   let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def FastNN_LRNOp : FastNN_SameTypeOp<"lrn"> {
@@ -272,7 +274,7 @@ def FastNN_CastOp : FastNN_ComputeOp<"cast", [SameOperandsAndResultShape]> {
     Float to float rounds to nearest even; float to integer truncates towards
     zero; integer to float rounds to nearest.
   }];
-  let arguments = (ins FastNN_Tensor:$input, TypeAttr:$to);
+  let arguments = (ins FastNN_Tensor:$input, TypeAttrOf<FastNN_ElementType>:$to);
   let results = (outs FastNN_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
