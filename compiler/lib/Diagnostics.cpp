@@ -43,8 +43,8 @@ static llvm::StringRef severityName(DiagnosticSeverity severity) {
   return "error";
 }
 
-fastnn::OneLineDiagnosticHandler::OneLineDiagnosticHandler(
-    MLIRContext *context, llvm::StringRef tool)
+fastnn::OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
+                                                           llvm::StringRef tool)
     : ScopedDiagnosticHandler(context) {
   std::string toolName = tool.str();
   setHandler([toolName](Diagnostic &diag) {
@@ -53,9 +53,8 @@ fastnn::OneLineDiagnosticHandler::OneLineDiagnosticHandler(
       if (c == '\n')
         c = ' ';
     std::string where = describeLocation(diag.getLocation());
-    llvm::errs() << toolName << ": " << severityName(diag.getSeverity())
-                 << ": " << (where.empty() ? "" : where + ": ") << message
-                 << "\n";
+    llvm::errs() << toolName << ": " << severityName(diag.getSeverity()) << ": "
+                 << (where.empty() ? "" : where + ": ") << message << "\n";
     return success();
   });
 }

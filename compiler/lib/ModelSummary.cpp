@@ -23,14 +23,14 @@ void printValues(llvm::raw_ostream &os, StringRef title, TypeRange types,
 
 } // namespace
 
-void fastnn::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
+namespace fastnn {
+void printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   if (auto source = module->getAttrOfType<StringAttr>("fastnn.source"))
     os << "model: " << source.getValue() << "\n";
   module.walk([&](func::FuncOp func) {
     os << "function @" << func.getSymName() << "\n";
-    printValues(os, "inputs", func.getArgumentTypes(), [&](unsigned i) {
-      return func.getArgAttr(i, "fastnn.name");
-    });
+    printValues(os, "inputs", func.getArgumentTypes(),
+                [&](unsigned i) { return func.getArgAttr(i, "fastnn.name"); });
     printValues(os, "outputs", func.getResultTypes(), [&](unsigned i) {
       return func.getResultAttr(i, "fastnn.name");
     });
@@ -46,8 +46,7 @@ void fastnn::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
         roles[mlir::fastnn::stringifyParamRole(parameter.getRole())];
     ++totals.count;
     totals.elements += type.getNumElements();
-    totals.bytes +=
-        type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    totals.bytes += type.getNumElements() * type.getElementTypeBitWidth() / 8;
   }
   os << "parameters:\n";
   for (auto &[role, totals] : roles)
@@ -65,3 +64,4 @@ void fastnn::printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
   for (auto &[name, count] : opCounts)
     os << "  " << name << ": " << count << "\n";
 }
+} // namespace fastnn

@@ -85,7 +85,8 @@ FailureOr<double> NodeImporter::constantScalar(size_t i) {
   Type elementType = attr->getElementType();
   if (isa<FloatType>(elementType))
     return (*attr->getValues<APFloat>().begin()).convertToDouble();
-  return static_cast<double>((*attr->getValues<APInt>().begin()).getSExtValue());
+  return static_cast<double>(
+      (*attr->getValues<APInt>().begin()).getSExtValue());
 }
 
 void NodeImporter::setOutput(size_t i, Value value) {
@@ -202,13 +203,12 @@ Value NodeImporter::fold(Operation *op) {
 
 Value NodeImporter::scalarConstant(Type elementType, double value) {
   auto type = RankedTensorType::get({}, elementType);
-  Attribute element =
-      isa<FloatType>(elementType)
-          ? Attribute(FloatAttr::get(elementType, value))
-          : Attribute(IntegerAttr::get(elementType,
-                                       static_cast<int64_t>(value)));
+  Attribute element = isa<FloatType>(elementType)
+                          ? Attribute(FloatAttr::get(elementType, value))
+                          : Attribute(IntegerAttr::get(
+                                elementType, static_cast<int64_t>(value)));
   return ConstantOp::create(builder(), loc,
-                                      DenseElementsAttr::get(type, element));
+                            DenseElementsAttr::get(type, element));
 }
 
 Value NodeImporter::reshape(Value input, ArrayRef<int64_t> shape) {
@@ -283,13 +283,12 @@ Value GraphImporter::untieParameter(Value value, const std::string &newName,
     return value;
   auto source = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
       read, read.getNameAttr());
-  auto copy = ParameterOp::create(moduleBuilder, 
-      loc, newName, source.getRole(), source.getInitialValue());
+  auto copy = ParameterOp::create(moduleBuilder, loc, newName, source.getRole(),
+                                  source.getInitialValue());
   // The symbol table renames on a clash, so the copy's name is unique.
   SymbolTable(*module).insert(copy);
   emitWarning(loc) << "Identity copies parameter '" << read.getName()
-                   << "'; imported as separate parameter '"
-                   << copy.getSymName()
+                   << "'; imported as separate parameter '" << copy.getSymName()
                    << "' so that training does not tie them";
   return ParamOp::create(bodyBuilder, loc, copy.getType(), copy.getSymName());
 }
@@ -319,27 +318,25 @@ LogicalResult GraphImporter::importInitializers() {
     if (std::string error = readTensorData(tensor, modelDir, type, data);
         !error.empty())
       return emitError(fileLoc()) << error;
-    auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-        data, alignof(double));
+    auto blob =
+        HeapAsmResourceBlob::allocateAndCopyWithAlign(data, alignof(double));
     auto initialValue =
         DenseResourceElementsAttr::get(type, tensor.name(), std::move(blob));
-    ParamRole role = statisticNames.count(tensor.name())
-                         ? ParamRole::Statistic
-                         : ParamRole::Trainable;
-    Location loc = NameLoc::get(StringAttr::get(&context, tensor.name()),
-                                fileLoc());
-    auto parameter = ParameterOp::create(moduleBuilder, 
-        loc, tensor.name(), role, initialValue);
+    ParamRole role = statisticNames.count(tensor.name()) ? ParamRole::Statistic
+                                                         : ParamRole::Trainable;
+    Location loc =
+        NameLoc::get(StringAttr::get(&context, tensor.name()), fileLoc());
+    auto parameter = ParameterOp::create(moduleBuilder, loc, tensor.name(),
+                                         role, initialValue);
     if (usedNames.count(tensor.name()))
-      values[tensor.name()] = ParamOp::create(bodyBuilder, 
-          loc, type, parameter.getSymName());
+      values[tensor.name()] =
+          ParamOp::create(bodyBuilder, loc, type, parameter.getSymName());
   }
   return success();
 }
 
-LogicalResult
-GraphImporter::importInputs(SmallVectorImpl<Type> &types,
-                            SmallVectorImpl<std::string> &names) {
+LogicalResult GraphImporter::importInputs(SmallVectorImpl<Type> &types,
+                                          SmallVectorImpl<std::string> &names) {
   llvm::StringSet<> initializerNames;
   for (const auto &tensor : model.graph().initializer())
     initializerNames.insert(tensor.name());
@@ -349,8 +346,8 @@ GraphImporter::importInputs(SmallVectorImpl<Type> &types,
       continue;
     Location loc = fileLoc();
     if (!input.type().has_tensor_type())
-      return emitError(loc) << "graph input '" << input.name()
-                            << "' is not a tensor";
+      return emitError(loc)
+             << "graph input '" << input.name() << "' is not a tensor";
     const auto &tensorType = input.type().tensor_type();
     Type elementType = convertElementType(tensorType.elem_type(), &context);
     if (!elementType)
@@ -406,8 +403,8 @@ LogicalResult GraphImporter::checkOutputShapes(ArrayRef<Value> results) {
           shape.dim(d).dim_value() != type.getDimSize(d))
         return emitError(fileLoc())
                << "graph output '" << output.name() << "' is " << type
-               << " but ONNX shape inference gives dimension " << d
-               << " size " << shape.dim(d).dim_value();
+               << " but ONNX shape inference gives dimension " << d << " size "
+               << shape.dim(d).dim_value();
   }
   return success();
 }
@@ -433,8 +430,9 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   if (failed(importInputs(inputTypes, inputNames)))
     return nullptr;
   moduleBuilder.setInsertionPointToStart(module->getBody());
-  auto func = func::FuncOp::create(moduleBuilder, 
-      fileLoc(), options.functionName, b.getFunctionType(inputTypes, {}));
+  auto func =
+      func::FuncOp::create(moduleBuilder, fileLoc(), options.functionName,
+                           b.getFunctionType(inputTypes, {}));
   Block *entry = func.addEntryBlock();
   bodyBuilder.setInsertionPointToStart(entry);
   for (auto [i, name] : llvm::enumerate(inputNames)) {

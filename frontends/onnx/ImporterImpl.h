@@ -32,7 +32,8 @@ mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *context);
 /// bool), from raw_data, the typed repeated fields or external data stored
 /// relative to `modelDir`. Returns an error message, empty on success.
 std::string readTensorData(const onnx::TensorProto &tensor,
-                           llvm::StringRef modelDir, mlir::RankedTensorType type,
+                           llvm::StringRef modelDir,
+                           mlir::RankedTensorType type,
                            std::vector<char> &data);
 
 /// A constant attribute holding `data` (as readTensorData produced it).

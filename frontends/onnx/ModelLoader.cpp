@@ -34,8 +34,7 @@ std::string parseBinary(const llvm::MemoryBuffer &buffer,
       reinterpret_cast<const uint8_t *>(buffer.getBufferStart()),
       static_cast<int>(buffer.getBufferSize()));
   stream.SetTotalBytesLimit(INT32_MAX);
-  if (!model.ParseFromCodedStream(&stream) ||
-      !stream.ConsumedEntireMessage())
+  if (!model.ParseFromCodedStream(&stream) || !stream.ConsumedEntireMessage())
     return "is not a valid ONNX model (protobuf parsing failed: the file is "
            "truncated, corrupt or not ONNX)";
   if (!model.has_graph() || model.ir_version() == 0)
@@ -89,8 +88,10 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
   if (opset == 0)
     return "imports no opset of the default ONNX domain";
   if (opset > kMaximumOpset)
-    return "uses opset " + std::to_string(opset) + "; fastnn supports opsets "
-           "11 to " + std::to_string(kMaximumOpset) +
+    return "uses opset " + std::to_string(opset) +
+           "; fastnn supports opsets "
+           "11 to " +
+           std::to_string(kMaximumOpset) +
            " (re-export with opset_version=" + std::to_string(kMaximumOpset) +
            ")";
   try {

@@ -85,7 +85,8 @@ FailureOr<Window> readWindow(NodeImporter &n, RankedTensorType input,
       int64_t in = input.getDimSize(i + 2);
       int64_t out = (in + w.strides[i] - 1) / w.strides[i];
       int64_t span = (w.kernel[i] - 1) * w.dilations[i] + 1;
-      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + span - in);
+      int64_t total =
+          std::max<int64_t>(0, (out - 1) * w.strides[i] + span - in);
       int64_t small = total / 2;
       bool upper = autoPad == "SAME_UPPER";
       w.pads[i] = upper ? small : total - small;
@@ -118,13 +119,14 @@ LogicalResult importConv(NodeImporter &n) {
     operands.push_back(*b);
   }
   return defineResult(
-      n, n.create<Conv2DOp>(
-             operands,
-             {namedAttr(n, "strides", i64Array(n, window->strides)),
-              namedAttr(n, "pads", i64Array(n, window->pads)),
-              namedAttr(n, "dilations", i64Array(n, window->dilations)),
-              namedAttr(n, "groups",
-                        n.builder().getI64IntegerAttr(n.intAttr("group", 1)))}));
+      n,
+      n.create<Conv2DOp>(
+          operands,
+          {namedAttr(n, "strides", i64Array(n, window->strides)),
+           namedAttr(n, "pads", i64Array(n, window->pads)),
+           namedAttr(n, "dilations", i64Array(n, window->dilations)),
+           namedAttr(n, "groups",
+                     n.builder().getI64IntegerAttr(n.intAttr("group", 1)))}));
 }
 
 LogicalResult importMaxPool(NodeImporter &n) {
@@ -167,8 +169,7 @@ LogicalResult importAveragePool(NodeImporter &n) {
   return defineResult(n, n.create<AvgPool2DOp>(*n.input(0), attrs));
 }
 
-template <typename ReduceOpT>
-LogicalResult importGlobalPool(NodeImporter &n) {
+template <typename ReduceOpT> LogicalResult importGlobalPool(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
@@ -178,9 +179,10 @@ LogicalResult importGlobalPool(NodeImporter &n) {
   for (int64_t d = 2; d < type->getRank(); ++d)
     axes.push_back(d);
   return defineResult(
-      n, n.create<ReduceOpT>(
-             *n.input(0), {namedAttr(n, "axes", i64Array(n, axes)),
-                           namedAttr(n, "keepdims", n.builder().getUnitAttr())}));
+      n,
+      n.create<ReduceOpT>(
+          *n.input(0), {namedAttr(n, "axes", i64Array(n, axes)),
+                        namedAttr(n, "keepdims", n.builder().getUnitAttr())}));
 }
 
 LogicalResult importBatchNormalization(NodeImporter &n) {
@@ -201,12 +203,14 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
   (void)n.intAttr("training_mode", 0);
   (void)n.intAttr("is_test", 0);
   return defineResult(
-      n, n.create<BatchNormOp>(
-             operands,
-             {namedAttr(n, "epsilon",
-                        n.builder().getF64FloatAttr(n.floatAttr("epsilon", 1e-5))),
-              namedAttr(n, "momentum", n.builder().getF64FloatAttr(
-                                           n.floatAttr("momentum", 0.9)))}));
+      n,
+      n.create<BatchNormOp>(
+          operands,
+          {namedAttr(n, "epsilon",
+                     n.builder().getF64FloatAttr(n.floatAttr("epsilon", 1e-5))),
+           namedAttr(
+               n, "momentum",
+               n.builder().getF64FloatAttr(n.floatAttr("momentum", 0.9)))}));
 }
 
 LogicalResult importLRN(NodeImporter &n) {
@@ -217,12 +221,13 @@ LogicalResult importLRN(NodeImporter &n) {
     return n.error("expects a size attribute");
   Builder &b = n.builder();
   return defineResult(
-      n, n.create<LRNOp>(
-             *x,
-             {namedAttr(n, "size", b.getI64IntegerAttr(n.intAttr("size", 1))),
-              namedAttr(n, "alpha", b.getF64FloatAttr(n.floatAttr("alpha", 1e-4))),
-              namedAttr(n, "beta", b.getF64FloatAttr(n.floatAttr("beta", 0.75))),
-              namedAttr(n, "bias", b.getF64FloatAttr(n.floatAttr("bias", 1.0)))}));
+      n,
+      n.create<LRNOp>(
+          *x,
+          {namedAttr(n, "size", b.getI64IntegerAttr(n.intAttr("size", 1))),
+           namedAttr(n, "alpha", b.getF64FloatAttr(n.floatAttr("alpha", 1e-4))),
+           namedAttr(n, "beta", b.getF64FloatAttr(n.floatAttr("beta", 0.75))),
+           namedAttr(n, "bias", b.getF64FloatAttr(n.floatAttr("bias", 1.0)))}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -330,8 +335,9 @@ LogicalResult importVariadic(NodeImporter &n) {
   }
   if (Mean && succeeded(acc) && n.numInputs() > 1) {
     Type elementType = cast<RankedTensorType>(acc->getType()).getElementType();
-    acc = n.create<DivOp>(ValueRange{
-        *acc, n.scalarConstant(elementType, static_cast<double>(n.numInputs()))});
+    acc = n.create<DivOp>(
+        ValueRange{*acc, n.scalarConstant(elementType,
+                                          static_cast<double>(n.numInputs()))});
   }
   return defineResult(n, acc);
 }
@@ -340,10 +346,10 @@ LogicalResult importLeakyRelu(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
     return failure();
-  return defineResult(
-      n, n.create<LeakyReluOp>(*x, {namedAttr(n, "alpha",
-                                              n.builder().getF64FloatAttr(
-                                                  n.floatAttr("alpha", 0.01)))}));
+  return defineResult(n, n.create<LeakyReluOp>(
+                             *x, {namedAttr(n, "alpha",
+                                            n.builder().getF64FloatAttr(
+                                                n.floatAttr("alpha", 0.01)))}));
 }
 
 LogicalResult importClip(NodeImporter &n) {
@@ -361,9 +367,9 @@ LogicalResult importClip(NodeImporter &n) {
     *bound = *value;
   }
   Builder &b = n.builder();
-  return defineResult(n, n.create<ClipOp>(
-                             *x, {namedAttr(n, "min", b.getF64FloatAttr(lo)),
-                                  namedAttr(n, "max", b.getF64FloatAttr(hi))}));
+  return defineResult(
+      n, n.create<ClipOp>(*x, {namedAttr(n, "min", b.getF64FloatAttr(lo)),
+                               namedAttr(n, "max", b.getF64FloatAttr(hi))}));
 }
 
 LogicalResult importDropout(NodeImporter &n) {
@@ -394,8 +400,8 @@ LogicalResult importCast(NodeImporter &n) {
   Type to = convertElementType(n.intAttr("to", 0), n.context());
   if (!to)
     return n.error("unsupported target type in attribute 'to'");
-  return defineResult(n,
-                      n.create<CastOp>(*x, {namedAttr(n, "to", TypeAttr::get(to))}));
+  return defineResult(
+      n, n.create<CastOp>(*x, {namedAttr(n, "to", TypeAttr::get(to))}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -406,12 +412,14 @@ template <typename OpT> LogicalResult importSoftmax(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  FailureOr<int64_t> axis = n.normalizeAxis(n.intAttr("axis", -1), type->getRank());
+  FailureOr<int64_t> axis =
+      n.normalizeAxis(n.intAttr("axis", -1), type->getRank());
   if (failed(axis))
     return failure();
   return defineResult(
-      n, n.create<OpT>(*n.input(0), {namedAttr(n, "axis",
-                                               n.builder().getI64IntegerAttr(*axis))}));
+      n, n.create<OpT>(
+             *n.input(0),
+             {namedAttr(n, "axis", n.builder().getI64IntegerAttr(*axis))}));
 }
 
 /// ReduceSum takes its axes as an input from opset 13, the others from 18;
@@ -472,8 +480,9 @@ LogicalResult importConcat(NodeImporter &n) {
   if (failed(axis))
     return failure();
   return defineResult(
-      n, n.create<ConcatOp>(inputs, {namedAttr(n, "axis",
-                                               n.builder().getI64IntegerAttr(*axis))}));
+      n, n.create<ConcatOp>(
+             inputs,
+             {namedAttr(n, "axis", n.builder().getI64IntegerAttr(*axis))}));
 }
 
 LogicalResult importReshape(NodeImporter &n) {
@@ -613,8 +622,8 @@ LogicalResult importTranspose(NodeImporter &n) {
       perm.push_back(d);
   }
   return defineResult(
-      n, n.create<TransposeOp>(*n.input(0),
-                               {namedAttr(n, "permutation", i64Array(n, perm))}));
+      n, n.create<TransposeOp>(
+             *n.input(0), {namedAttr(n, "permutation", i64Array(n, perm))}));
 }
 
 LogicalResult importPad(NodeImporter &n) {
@@ -663,7 +672,8 @@ LogicalResult importSlice(NodeImporter &n) {
     return failure();
   SmallVector<int64_t> starts, ends, axes, steps;
   if (n.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> s = n.constantInts(1), e = n.constantInts(2);
+    FailureOr<SmallVector<int64_t>> s = n.constantInts(1),
+                                    e = n.constantInts(2);
     if (failed(s) || failed(e))
       return failure();
     starts = *s;
@@ -721,8 +731,8 @@ LogicalResult importSlice(NodeImporter &n) {
     strides[*axis] = step;
     shape[*axis] = size;
   }
-  Operation *op = SliceOp::create(n.builder(), 
-      n.getLoc(), type->clone(shape), *n.input(0), offsets, strides);
+  Operation *op = SliceOp::create(n.builder(), n.getLoc(), type->clone(shape),
+                                  *n.input(0), offsets, strides);
   n.setOutput(0, n.fold(op));
   return success();
 }
@@ -732,13 +742,14 @@ LogicalResult importGather(NodeImporter &n) {
   FailureOr<Value> indices = n.input(1);
   if (failed(type) || failed(indices))
     return failure();
-  FailureOr<int64_t> axis = n.normalizeAxis(n.intAttr("axis", 0), type->getRank());
+  FailureOr<int64_t> axis =
+      n.normalizeAxis(n.intAttr("axis", 0), type->getRank());
   if (failed(axis))
     return failure();
   return defineResult(
-      n, n.create<GatherOp>(ValueRange{*n.input(0), *indices},
-                            {namedAttr(n, "axis",
-                                       n.builder().getI64IntegerAttr(*axis))}));
+      n, n.create<GatherOp>(
+             ValueRange{*n.input(0), *indices},
+             {namedAttr(n, "axis", n.builder().getI64IntegerAttr(*axis))}));
 }
 
 LogicalResult importShape(NodeImporter &n) {
@@ -754,9 +765,9 @@ LogicalResult importShape(NodeImporter &n) {
     dims.push_back(type->getDimSize(d));
   auto resultType = RankedTensorType::get({static_cast<int64_t>(dims.size())},
                                           n.builder().getI64Type());
-  n.setOutput(0, ConstantOp::create(n.builder(), 
-                     n.getLoc(), DenseElementsAttr::get(resultType,
-                                                        ArrayRef<int64_t>(dims))));
+  n.setOutput(0, ConstantOp::create(n.builder(), n.getLoc(),
+                                    DenseElementsAttr::get(
+                                        resultType, ArrayRef<int64_t>(dims))));
   return success();
 }
 
@@ -775,8 +786,9 @@ LogicalResult importConstant(NodeImporter &n) {
       return n.error(error);
     value = makeDenseAttr(type, data);
   } else if (n.hasAttr("value_float")) {
-    value = DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                                   static_cast<float>(n.floatAttr("value_float", 0)));
+    value = DenseElementsAttr::get(
+        RankedTensorType::get({}, b.getF32Type()),
+        static_cast<float>(n.floatAttr("value_float", 0)));
   } else if (auto floats = n.floatsAttr("value_floats")) {
     value = DenseElementsAttr::get(
         RankedTensorType::get({static_cast<int64_t>(floats->size())},

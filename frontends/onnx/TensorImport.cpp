@@ -76,16 +76,18 @@ std::string readExternalData(const onnx::TensorProto &tensor,
       else if (key == "length")
         length = std::stoull(entry.value());
     } catch (const std::exception &) {
-      return "external data of '" + tensor.name() + "' has a malformed " +
-             key + " '" + entry.value() + "'";
+      return "external data of '" + tensor.name() + "' has a malformed " + key +
+             " '" + entry.value() + "'";
     }
   }
   if (location.empty())
     return "external data of '" + tensor.name() + "' names no location";
   if (llvm::sys::path::is_absolute(location) ||
       StringRef(location).contains(".."))
-    return "external data of '" + tensor.name() + "' must be a path relative "
-           "to the model's directory, got '" + location + "'";
+    return "external data of '" + tensor.name() +
+           "' must be a path relative "
+           "to the model's directory, got '" +
+           location + "'";
   llvm::SmallString<256> file(modelDir);
   llvm::sys::path::append(file, location);
   uint64_t fileSize = 0;

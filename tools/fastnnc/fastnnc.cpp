@@ -42,11 +42,24 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Summary, "summary",
                           "inputs, outputs, parameters and op counts")),
     cl::cat(fastnncCategory));
-cl::opt<int64_t> batchSize(
-    "batch-size",
-    cl::desc("Batch size compiled into the model (replaces the first "
-             "dimension of every input; 0 keeps the model's)"),
-    cl::init(0), cl::cat(fastnncCategory));
+cl::opt<int64_t>
+    batchSize("batch-size",
+              cl::desc("Batch size compiled into the model (replaces the first "
+                       "dimension of every input; 0 keeps the model's)"),
+              cl::init(0), cl::cat(fastnncCategory));
+
+/// libLLVM registers hundreds of backend options; --help lists only fastnnc's
+/// own and MLIR's (--mlir-print-ir-after-all and its family).
+void hideUnrelatedOptions() {
+  for (auto &entry : cl::getRegisteredOptions()) {
+    llvm::StringRef name = entry.first;
+    cl::Option *option = entry.second;
+    bool ours = llvm::is_contained(option->Categories, &fastnncCategory);
+    if (!ours && !name.starts_with("mlir-") && name != "help" &&
+        name != "version")
+      option->setHiddenFlag(cl::ReallyHidden);
+  }
+}
 
 } // namespace
 
@@ -56,6 +69,7 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerAsmPrinterCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
+  hideUnrelatedOptions();
   cl::ParseCommandLineOptions(
       argc, argv,
       "fastnnc: compiles an ONNX image model into fastnn IR\n\n"
