@@ -404,6 +404,19 @@ LogicalResult importCast(NodeImporter &n) {
       n, n.create<CastOp>(*x, {namedAttr(n, "to", TypeAttr::get(to))}));
 }
 
+/// Axes of Squeeze, Unsqueeze and the reductions: an attribute in older
+/// opsets, a constant second input in newer ones.
+FailureOr<std::optional<SmallVector<int64_t>>> readAxes(NodeImporter &n) {
+  std::optional<SmallVector<int64_t>> axes = n.intsAttr("axes");
+  if (n.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> values = n.constantInts(1);
+    if (failed(values))
+      return failure();
+    axes = *values;
+  }
+  return axes;
+}
+
 //===----------------------------------------------------------------------===//
 // Softmax and reductions
 //===----------------------------------------------------------------------===//
@@ -428,15 +441,10 @@ template <typename OpT> LogicalResult importReduce(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  SmallVector<int64_t> rawAxes;
-  if (n.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> axes = n.constantInts(1);
-    if (failed(axes))
-      return failure();
-    rawAxes = *axes;
-  } else if (auto axes = n.intsAttr("axes")) {
-    rawAxes = *axes;
-  }
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  if (failed(axesOrNone))
+    return failure();
+  SmallVector<int64_t> rawAxes = axesOrNone->value_or(SmallVector<int64_t>{});
   bool keepdims = n.intAttr("keepdims", 1) != 0;
   bool noopWithEmptyAxes = n.intAttr("noop_with_empty_axes", 0) != 0;
   if (rawAxes.empty() && noopWithEmptyAxes) {
@@ -549,13 +557,10 @@ LogicalResult importSqueeze(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  std::optional<SmallVector<int64_t>> axes = n.intsAttr("axes");
-  if (n.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> values = n.constantInts(1);
-    if (failed(values))
-      return failure();
-    axes = *values;
-  }
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  if (failed(axesOrNone))
+    return failure();
+  std::optional<SmallVector<int64_t>> axes = *axesOrNone;
   SmallVector<bool> drop(type->getRank(), false);
   if (!axes || axes->empty()) {
     for (int64_t d = 0; d < type->getRank(); ++d)
@@ -583,13 +588,10 @@ LogicalResult importUnsqueeze(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  std::optional<SmallVector<int64_t>> axes = n.intsAttr("axes");
-  if (n.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> values = n.constantInts(1);
-    if (failed(values))
-      return failure();
-    axes = *values;
-  }
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  if (failed(axesOrNone))
+    return failure();
+  std::optional<SmallVector<int64_t>> axes = *axesOrNone;
   if (!axes)
     return n.error("expects axes");
   int64_t rank = type->getRank() + axes->size();
