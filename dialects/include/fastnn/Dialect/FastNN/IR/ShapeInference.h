@@ -20,10 +20,9 @@ namespace mlir::fastnn {
 /// `padBegin` and `padEnd`; std::nullopt if the window never fits.
 std::optional<int64_t> slidingWindowOutputSize(int64_t inputSize,
                                                int64_t kernelSize,
-                                               int64_t stride,
-                                               int64_t dilation,
-                                               int64_t padBegin,
-                                               int64_t padEnd, bool ceilMode);
+                                               int64_t stride, int64_t dilation,
+                                               int64_t padBegin, int64_t padEnd,
+                                               bool ceilMode);
 
 /// Numpy broadcast of two shapes; std::nullopt if they are incompatible.
 std::optional<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> lhs,
