@@ -175,7 +175,7 @@ NodeImporter::createInferred(StringRef opName, ValueRange operands,
   OperationState state(loc, opName);
   state.addOperands(operands);
   state.addAttributes(attributes);
-  // A placeholder result type, replaced by what the op infers; building
+  // A provisional result type, replaced by what the op infers; building
   // through the inferring builder would abort on a bad model instead.
   state.addTypes(builder().getNoneType());
   Operation *op = builder().create(state);
