@@ -1,0 +1,153 @@
+//===- Kernel.h - oneDNN-backed kernel state behind the ABI -----*- C++ -*-===//
+//
+// The CPU side of fnn_device and fnn_kernel. A kernel is a short sequence of
+// oneDNN primitives (today one; a reorder into a blocked layout would add
+// steps) whose memory objects are all made at create time. The caller's
+// pointers are bound to "operand" memory objects on every call, which is only
+// a pointer store; everything else (internal buffers, one scratchpad shared
+// by the steps) is owned by the kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_RUNTIME_KERNELS_CPU_KERNEL_H
+#define FASTNN_RUNTIME_KERNELS_CPU_KERNEL_H
+
+#include "fastnn/runtime/abi.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdlib>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct fnn_device {
+  dnnl::engine Engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream Stream{Engine};
+};
+
+namespace fastnn::cpu {
+
+/// A create-time problem found by our own checks (as opposed to oneDNN's);
+/// caught at the ABI boundary like a dnnl::error.
+class KernelError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+void setLastError(const std::string &Message) noexcept;
+void clearLastError() noexcept;
+
+/// 64-byte aligned host memory (the alignment oneDNN's AVX-512 code likes).
+struct AlignedFree {
+  void operator()(void *P) const { std::free(P); }
+};
+using AlignedBuffer = std::unique_ptr<void, AlignedFree>;
+/// Returns null for zero bytes; throws std::bad_alloc on failure.
+AlignedBuffer allocateAligned(size_t Bytes);
+
+/// Memory descriptor of an activation tensor given in the ABI's logical
+/// order for \p Layout (NCHW: N, C, spatial...; NHWC: N, spatial..., C),
+/// described to oneDNN in its own N, C, spatial... order with the strides
+/// of the layout.
+dnnl::memory::desc activationDesc(const fnn_shape &Shape, int64_t Layout);
+/// Memory descriptor of a dense row-major tensor.
+dnnl::memory::desc denseDesc(const dnnl::memory::dims &Dims);
+dnnl::memory::dims toDims(const fnn_shape &Shape);
+/// Primitive attributes every kernel uses: a user scratchpad (so that
+/// oneDNN never allocates while executing) and an optional fused ReLU.
+dnnl::primitive_attr makeAttr(int64_t PostOp);
+
+/// "2x3x8x8"
+std::string formatShape(const fnn_shape &Shape);
+std::string formatPair(const int64_t *Values, const char *Sep = "x");
+const char *layoutName(int64_t Layout);
+void checkShape(const fnn_shape &Shape, const char *Name, int64_t MinRank,
+                int64_t MaxRank);
+void checkF32(int64_t DType);
+void checkLayout(int64_t Layout);
+void checkPostOp(int64_t PostOp);
+
+} // namespace fastnn::cpu
+
+struct fnn_kernel {
+  explicit fnn_kernel(fnn_device &Device) : Device(Device) {}
+
+  fnn_device &device() const { return Device; }
+  /// A memory object for a pointer the caller passes on every call. Slots
+  /// are numbered in the order operands are added; bind() takes the slot.
+  void addOperand(const dnnl::memory::desc &Desc);
+  const dnnl::memory &operand(int Slot) const { return Operands[Slot]; }
+  /// A memory object backed by a buffer the kernel owns (e.g. the output of
+  /// a reorder into a blocked layout).
+  dnnl::memory addInternal(const dnnl::memory::desc &Desc);
+  /// Appends a primitive executed by run() in order. \p Scratchpad is the
+  /// primitive's scratchpad descriptor (user mode); all steps share one
+  /// buffer, grown here to the largest.
+  void addStep(const dnnl::primitive &Primitive,
+               const std::vector<std::pair<int, dnnl::memory>> &Args,
+               const dnnl::memory::desc &Scratchpad);
+
+  /// Hot path: a pointer store per operand, then the primitives. Never
+  /// throws or allocates in our code; a oneDNN failure is recorded for
+  /// fnn_last_error.
+  void bind(int Slot, const void *Data);
+  void run();
+
+private:
+  struct Step {
+    dnnl::primitive Primitive;
+    /// Held so that the C handles in Args stay valid.
+    std::vector<dnnl::memory> Memories;
+    std::vector<dnnl_exec_arg_t> Args;
+  };
+
+  fnn_device &Device;
+  std::vector<dnnl::memory> Operands;
+  std::vector<fastnn::cpu::AlignedBuffer> Buffers;
+  std::vector<Step> Steps;
+  std::vector<dnnl::memory> ScratchpadMemories;
+  fastnn::cpu::AlignedBuffer Scratchpad;
+  size_t ScratchpadBytes = 0;
+};
+
+namespace fastnn::cpu {
+
+/// Runs \p Build(Kernel, *Desc) at the ABI boundary: any exception becomes
+/// NULL plus a one-line fnn_last_error naming the function, the problem and
+/// the op's shapes (\p Describe(*Desc) is called only on failure).
+template <typename DescT, typename BuildFn, typename DescribeFn>
+fnn_kernel *createKernel(const char *Function, fnn_device *Device,
+                         const DescT *Desc, BuildFn Build,
+                         DescribeFn Describe) {
+  clearLastError();
+  if (!Device || !Desc) {
+    setLastError(std::string(Function) + ": device or descriptor is null");
+    return nullptr;
+  }
+  std::string Reason;
+  try {
+    std::unique_ptr<fnn_kernel> Kernel = std::make_unique<fnn_kernel>(*Device);
+    Build(*Kernel, *Desc);
+    return Kernel.release();
+  } catch (const dnnl::error &E) {
+    Reason = std::string("oneDNN: ") + E.what() + " (status " +
+             std::to_string(static_cast<int>(E.status)) + ")";
+  } catch (const std::bad_alloc &) {
+    Reason = "out of memory";
+  } catch (const std::exception &E) {
+    Reason = E.what();
+  }
+  try {
+    setLastError(std::string(Function) + ": " + Reason + "; " +
+                 Describe(*Desc));
+  } catch (const std::exception &) {
+    setLastError(Function);
+  }
+  return nullptr;
+}
+
+} // namespace fastnn::cpu
+
+#endif // FASTNN_RUNTIME_KERNELS_CPU_KERNEL_H

@@ -1,0 +1,101 @@
+//===- Matmul.cpp - fnn_matmul on oneDNN matmul ---------------------------===//
+//
+// Shapes are as stored: with transpose_a, a's last two dimensions are K x M
+// (and b's N x K with transpose_b). oneDNN sees the logical M x K / K x N
+// operands through swapped strides, so no transpose is ever materialised.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernel.h"
+
+#include <sstream>
+
+using namespace fastnn::cpu;
+using dnnl::memory;
+
+namespace {
+/// Operand slots, in the order build() adds them.
+enum Slot { ASlot, BSlot, BiasSlot, DstSlot };
+
+std::string describe(const fnn_matmul_desc &D) {
+  std::ostringstream S;
+  S << "matmul a " << formatShape(D.a) << (D.transpose_a ? " (transposed)" : "")
+    << ", b " << formatShape(D.b) << (D.transpose_b ? " (transposed)" : "")
+    << ", output " << formatShape(D.output) << (D.has_bias ? ", bias" : "")
+    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
+  return S.str();
+}
+
+/// \p Shape left-padded with 1s to \p Rank, row-major strides, and the last
+/// two dimensions swapped (in dims and strides) when \p Transposed.
+memory::desc operandDesc(const fnn_shape &Shape, size_t Rank, bool Transposed) {
+  memory::dims Dims(Rank - Shape.rank, 1);
+  Dims.insert(Dims.end(), Shape.dims, Shape.dims + Shape.rank);
+  memory::dims Strides(Rank);
+  int64_t Stride = 1;
+  for (size_t I = Rank; I-- > 0;) {
+    Strides[I] = Stride;
+    Stride *= Dims[I];
+  }
+  if (Transposed) {
+    std::swap(Dims[Rank - 1], Dims[Rank - 2]);
+    std::swap(Strides[Rank - 1], Strides[Rank - 2]);
+  }
+  return memory::desc(Dims, memory::data_type::f32, Strides);
+}
+
+void build(fnn_kernel &K, const fnn_matmul_desc &D) {
+  checkF32(D.dtype);
+  checkPostOp(D.post_op);
+  checkShape(D.a, "a", 2, FNN_MAX_RANK);
+  checkShape(D.b, "b", 2, FNN_MAX_RANK);
+  checkShape(D.output, "output", 2, FNN_MAX_RANK);
+  size_t Rank = D.output.rank;
+  if (D.a.rank > D.output.rank || D.b.rank > D.output.rank)
+    throw KernelError("a and b may not have a higher rank than the output");
+  memory::desc ADesc = operandDesc(D.a, Rank, D.transpose_a);
+  memory::desc BDesc = operandDesc(D.b, Rank, D.transpose_b);
+  memory::desc DstDesc = denseDesc(toDims(D.output));
+  memory::dims A = ADesc.dims(), B = BDesc.dims(), Out = DstDesc.dims();
+  if (A[Rank - 1] != B[Rank - 2] || A[Rank - 2] != Out[Rank - 2] ||
+      B[Rank - 1] != Out[Rank - 1])
+    throw KernelError("inner or outer dimensions do not match");
+  for (size_t I = 0; I + 2 < Rank; ++I)
+    if ((A[I] != 1 && A[I] != Out[I]) || (B[I] != 1 && B[I] != Out[I]))
+      throw KernelError("batch dimensions of a or b do not broadcast to the "
+                        "output's");
+  // The bias is one row, broadcast over every other dimension.
+  memory::dims BiasDims(Rank, 1);
+  BiasDims[Rank - 1] = Out[Rank - 1];
+  memory::desc BiasDesc = denseDesc(BiasDims);
+  auto Desc = D.has_bias ? dnnl::matmul::desc(ADesc, BDesc, BiasDesc, DstDesc)
+                         : dnnl::matmul::desc(ADesc, BDesc, DstDesc);
+  dnnl::matmul::primitive_desc PD(Desc, makeAttr(D.post_op), K.device().Engine);
+  K.addOperand(ADesc);
+  K.addOperand(BDesc);
+  K.addOperand(BiasDesc);
+  K.addOperand(DstDesc);
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_SRC, K.operand(ASlot)},
+      {DNNL_ARG_WEIGHTS, K.operand(BSlot)},
+      {DNNL_ARG_DST, K.operand(DstSlot)}};
+  if (D.has_bias)
+    Args.push_back({DNNL_ARG_BIAS, K.operand(BiasSlot)});
+  K.addStep(dnnl::matmul(PD), Args, PD.scratchpad_desc());
+}
+} // namespace
+
+extern "C" fnn_kernel *fnn_matmul_create(fnn_device *Device,
+                                         const fnn_matmul_desc *Desc) {
+  return createKernel("fnn_matmul_create", Device, Desc, build, describe);
+}
+
+extern "C" void fnn_matmul_forward(fnn_kernel *Kernel, const void *A,
+                                   const void *B, const void *Bias,
+                                   void *Output) {
+  Kernel->bind(ASlot, A);
+  Kernel->bind(BSlot, B);
+  Kernel->bind(BiasSlot, Bias);
+  Kernel->bind(DstSlot, Output);
+  Kernel->run();
+}

@@ -1,0 +1,58 @@
+//===- Softmax.cpp - fnn_softmax on softmax_forward / logsoftmax_forward --===//
+
+#include "Kernel.h"
+
+#include <sstream>
+
+using namespace fastnn::cpu;
+using dnnl::memory;
+
+namespace {
+/// Operand slots, in the order build() adds them.
+enum Slot { SrcSlot, DstSlot };
+
+std::string describe(const fnn_softmax_desc &D) {
+  std::ostringstream S;
+  S << (D.log ? "logsoftmax" : "softmax") << " input " << formatShape(D.input)
+    << ", axis " << D.axis;
+  return S.str();
+}
+
+void build(fnn_kernel &K, const fnn_softmax_desc &D) {
+  checkF32(D.dtype);
+  checkShape(D.input, "input", 1, FNN_MAX_RANK);
+  // A negative axis counts from the end, as in ONNX.
+  int64_t Axis = D.axis < 0 ? D.axis + D.input.rank : D.axis;
+  if (Axis < 0 || Axis >= D.input.rank)
+    throw KernelError("axis is out of range");
+  memory::desc DataDesc = denseDesc(toDims(D.input));
+  dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
+  K.addOperand(DataDesc);
+  K.addOperand(DataDesc);
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_SRC, K.operand(SrcSlot)}, {DNNL_ARG_DST, K.operand(DstSlot)}};
+  if (D.log) {
+    dnnl::logsoftmax_forward::primitive_desc PD(
+        {dnnl::prop_kind::forward_inference, DataDesc, static_cast<int>(Axis)},
+        Attr, K.device().Engine);
+    K.addStep(dnnl::logsoftmax_forward(PD), Args, PD.scratchpad_desc());
+  } else {
+    dnnl::softmax_forward::primitive_desc PD(
+        {dnnl::prop_kind::forward_inference, DataDesc, static_cast<int>(Axis)},
+        Attr, K.device().Engine);
+    K.addStep(dnnl::softmax_forward(PD), Args, PD.scratchpad_desc());
+  }
+}
+} // namespace
+
+extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
+                                          const fnn_softmax_desc *Desc) {
+  return createKernel("fnn_softmax_create", Device, Desc, build, describe);
+}
+
+extern "C" void fnn_softmax_forward(fnn_kernel *Kernel, const void *Input,
+                                    void *Output) {
+  Kernel->bind(SrcSlot, Input);
+  Kernel->bind(DstSlot, Output);
+  Kernel->run();
+}
