@@ -15,6 +15,8 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 #include <vector>
 
 namespace fastnn::data {
@@ -90,15 +92,99 @@ void makeTaps(std::vector<Taps> &T, int Out, double Start, double Len, int Size,
   }
 }
 
+/// Two RGB pixels, each in four lanes (the fourth is scratch): the unit of
+/// the interleaved path. Lane-wise arithmetic rounds exactly as the scalar
+/// code does, so both paths give the same bits.
+using Pixels = float __attribute__((vector_size(32)));
+
+/// A value map in two forms: \p Row maps an output row given as C planes of
+/// OW values (the planar path), \p Pix two RGB pixels (the interleaved path).
+/// Both must compute the same thing in the same order, so that NCHW and NHWC
+/// outputs are equal bit for bit.
+template <typename RowFn, typename PixFn> struct Map {
+  RowFn Row;
+  PixFn Pix;
+};
+template <typename RowFn, typename PixFn>
+Map<RowFn, PixFn> makeMap(RowFn R, PixFn P) {
+  return {R, P};
+}
+
+/// The horizontal taps of output pixels 2K and 2K+1, weights splatted over
+/// each pixel's lanes.
+struct PairTap {
+  Pixels W0, W1;
+  int I0[2], I1[2];
+};
+
+/// One output row of RGB into NHWC: the vertical blend of source rows
+/// \p S0 and \p S1 into \p L, then per pair of output pixels two 4-lane loads
+/// per tap, the map, and one store in the output's layout. A quarter of the
+/// instructions of three scalar taps per pixel, a planar row map and an
+/// interleaving store. Inlined into a baseline and an AVX2 copy.
+template <typename SrcT, typename Fn>
+[[gnu::always_inline]] inline void
+rgbRow(const SrcT *__restrict S0, const SrcT *__restrict S1, float Wy0,
+       float Wy, int N, float *__restrict L, const PairTap *Taps, int OW,
+       const Fn &F, float *__restrict D) {
+  for (int I = 0; I < N; ++I)
+    L[I] = float(S0[I]) * Wy0 + float(S1[I]) * Wy;
+  auto pair = [&](int K) {
+    const PairTap &T = Taps[K];
+    float A[8], B[8];
+    std::memcpy(A, L + T.I0[0], 16);
+    std::memcpy(A + 4, L + T.I0[1], 16);
+    std::memcpy(B, L + T.I1[0], 16);
+    std::memcpy(B + 4, L + T.I1[1], 16);
+    Pixels PA, PB;
+    std::memcpy(&PA, A, sizeof(Pixels));
+    std::memcpy(&PB, B, sizeof(Pixels));
+    Pixels V = F.Pix(PA * T.W0 + PB * T.W1);
+    return __builtin_shufflevector(V, V, 0, 1, 2, 4, 5, 6, 3, 7);
+  };
+  // Each store covers two lanes of the next pair, which overwrites them; the
+  // last pair stores only its own pixels, since the values after the row may
+  // belong to another sample.
+  const int Pairs = OW / 2;
+  for (int K = 0; K + 1 < Pairs; ++K) {
+    Pixels V = pair(K);
+    std::memcpy(D + 6 * K, &V, sizeof(Pixels));
+  }
+  Pixels V = pair(Pairs - 1);
+  std::memcpy(D + 6 * (Pairs - 1), &V, 6 * sizeof(float));
+  if (OW % 2) {
+    V = pair(Pairs);
+    std::memcpy(D + 6 * Pairs, &V, 3 * sizeof(float));
+  }
+}
+
+template <typename SrcT, typename Fn>
+void rgbRowBase(const SrcT *S0, const SrcT *S1, float Wy0, float Wy, int N,
+                float *L, const PairTap *Taps, int OW, const Fn &F, float *D) {
+  rgbRow(S0, S1, Wy0, Wy, N, L, Taps, OW, F, D);
+}
+
+// Wider vectors, without FMA: a fused multiply-add rounds differently, and
+// batches must be the same bits on every x86-64 machine.
+template <typename SrcT, typename Fn>
+__attribute__((target("avx2"))) void
+rgbRowAvx2(const SrcT *S0, const SrcT *S1, float Wy0, float Wy, int N, float *L,
+           const PairTap *Taps, int OW, const Fn &F, float *D) {
+  rgbRow(S0, S1, Wy0, Wy, N, L, Taps, OW, F, D);
+}
+
+const bool HaveAvx2 = __builtin_cpu_supports("avx2");
+
 /// Samples Win of Src into Dst (C output channels). Separable, vertical
 /// first: the two source rows of an output row are blended over the columns
 /// the window touches (a contiguous loop that vectorises), then each output
-/// pixel takes two taps of that row; \p F then maps the whole output row,
-/// given as C planes of OW values on the 0..255 scale, before the store.
-/// This costs about a third of a per-pixel 4-tap loop.
+/// pixel takes two taps of that row, then \p F maps the values before the
+/// store. This costs about a third of a per-pixel 4-tap loop. RGB into NHWC,
+/// the common case, takes rgbRow; other cases take the taps per channel into
+/// planes.
 template <int C, typename SrcT, typename Fn>
 void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
-            const Window &Win, bool Flip, const OutputShape &Shape, Fn &&F,
+            const Window &Win, bool Flip, const OutputShape &Shape, const Fn &F,
             float *Dst) {
   thread_local std::vector<Taps> Rows, Cols;
   thread_local std::vector<float> Line, Out;
@@ -123,13 +209,48 @@ void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
     float S = T.Valid ? SrcScale : 0.0f;
     Col2[X] = {T.I0 - Lo, T.I1 - Lo, (1.0f - T.Wt) * S, T.Wt * S};
   }
-  Line.resize(Hi - Lo);
+  const int N = Hi - Lo;
+  // One spare value: a pixel load at the last pixel reads 4 lanes.
+  Line.resize(N + 1);
+  Line[N] = 0.0f;
+  float *L = Line.data();
+  // Maps of gray output take floats only and cannot be called on pixels.
+  if constexpr (C == 3 && std::is_invocable_v<decltype(F.Pix), Pixels>) {
+    if (SC == 3 && Shape.Order == Layout::NHWC) {
+      thread_local std::vector<PairTap> Pairs;
+      thread_local std::vector<SrcT> ZeroRow;
+      Pairs.resize((OW + 1) / 2);
+      auto setHalf = [](PairTap &P, int H, const Tap2 &T) {
+        P.I0[H] = T.I0, P.I1[H] = T.I1;
+        for (int I = 0; I < 4; ++I)
+          P.W0[4 * H + I] = T.W0, P.W1[4 * H + I] = T.W1;
+      };
+      for (int X = 0; X < OW; ++X)
+        setHalf(Pairs[X / 2], X % 2, Col2[X]);
+      if (OW % 2) // An odd last pixel fills both halves of its pair.
+        setHalf(Pairs[OW / 2], 1, Col2[OW - 1]);
+      for (int Y = 0; Y < OH; ++Y) {
+        const Taps &R = Rows[Y];
+        const SrcT *S0 = Src + size_t(R.I0) * SW * SC + Lo;
+        const SrcT *S1 = Src + size_t(R.I1) * SW * SC + Lo;
+        if (!R.Valid) {
+          // A padding row samples zeros.
+          ZeroRow.assign(N, SrcT(0));
+          S0 = S1 = ZeroRow.data();
+        }
+        float *D = Dst + size_t(Y) * OW * 3;
+        (HaveAvx2 ? rgbRowAvx2<SrcT, Fn>
+                  : rgbRowBase<SrcT, Fn>)(S0, S1, 1.0f - R.Wt, R.Wt, N, L,
+                                          Pairs.data(), OW, F, D);
+      }
+      return;
+    }
+  }
   Out.resize(size_t(C) * OW);
   // A gray source feeding RGB output reads its one channel three times.
   const int CStep = SC == C ? 1 : 0;
   const size_t PlaneSize = size_t(OH) * OW;
-  const int N = Hi - Lo;
-  float *L = Line.data(), *O = Out.data();
+  float *O = Out.data();
   for (int Y = 0; Y < OH; ++Y) {
     const Taps &R = Rows[Y];
     if (R.Valid) {
@@ -147,7 +268,7 @@ void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
     } else {
       std::fill(O, O + C * OW, 0.0f);
     }
-    F(O, OW);
+    F.Row(O, OW);
     if (Shape.Order == Layout::NCHW) {
       for (int Ch = 0; Ch < C; ++Ch)
         std::copy(O + Ch * OW, O + (Ch + 1) * OW,
@@ -161,17 +282,20 @@ void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
   }
 }
 
-/// Applies a per-value map to every plane of a row.
+/// A per-value map: \p G is generic, so the same expression serves floats
+/// and pixels.
 template <typename Fn> auto eachValue(int C, Fn G) {
-  return [C, G](float *P, int OW) {
-    for (int I = 0; I < C * OW; ++I)
-      P[I] = G(P[I]);
-  };
+  return makeMap(
+      [C, G](float *P, int OW) {
+        for (int I = 0; I < C * OW; ++I)
+          P[I] = G(P[I]);
+      },
+      G);
 }
 
 template <typename Fn>
 Status run(const ImageRef &Src, const Window &Win, bool Flip,
-           const OutputShape &Shape, Fn &&F, float *Dst) {
+           const OutputShape &Shape, const Fn &F, float *Dst) {
   if (Src.Channels != Shape.Channels && Src.Channels != 1)
     return Status::error("cannot turn a " + std::to_string(Src.Channels) +
                          "-channel image into " +
@@ -215,6 +339,9 @@ Window distortedBox(int H, int W, Rng &R) {
   }
   return {0, 0, double(H), double(W)};
 }
+
+/// _R_MEAN, _G_MEAN, _B_MEAN of vgg_preprocessing.py.
+constexpr float VggMean[3] = {123.68f, 116.78f, 103.94f};
 
 /// TF's central_crop: integer start, size what is left.
 Window centralCrop(int H, int W, double Fraction) {
@@ -277,14 +404,13 @@ Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
   switch (Kind) {
   case PreprocessKind::None: {
     return run(Src, {0, 0, double(H), double(W)}, false, Shape,
-               eachValue(C, [](float V) { return V * (1.0f / 255.0f); }), Dst);
+               eachValue(C, [](auto V) { return V * (1.0f / 255.0f); }), Dst);
   }
   case PreprocessKind::Inception: {
     if (!Training)
       return run(
           Src, centralCrop(H, W, 0.875), false, Shape,
-          eachValue(C, [](float V) { return V * (2.0f / 255.0f) - 1.0f; }),
-          Dst);
+          eachValue(C, [](auto V) { return V * (2.0f / 255.0f) - 1.0f; }), Dst);
     Window Win = distortedBox(H, W, R);
     bool Flip = R.below(2);
     // distort_color in fast mode, ordering 0: brightness (max delta 32/255)
@@ -296,21 +422,38 @@ Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
     if (Shape.Channels == 3)
       return run(
           Src, Win, Flip, Shape,
-          [Delta, Sat](float *P, int OW) {
-            float *PR = P, *PG = P + OW, *PB = P + 2 * OW;
-            for (int X = 0; X < OW; ++X) {
-              float Rr = PR[X] * (1.0f / 255.0f) + Delta;
-              float G = PG[X] * (1.0f / 255.0f) + Delta;
-              float B = PB[X] * (1.0f / 255.0f) + Delta;
-              float Y = 0.299f * Rr + 0.587f * G + 0.114f * B;
-              Rr = std::clamp(Y + (Rr - Y) * Sat, 0.0f, 1.0f);
-              G = std::clamp(Y + (G - Y) * Sat, 0.0f, 1.0f);
-              B = std::clamp(Y + (B - Y) * Sat, 0.0f, 1.0f);
-              PR[X] = Rr * 2.0f - 1.0f;
-              PG[X] = G * 2.0f - 1.0f;
-              PB[X] = B * 2.0f - 1.0f;
-            }
-          },
+          makeMap(
+              [Delta, Sat](float *P, int OW) {
+                float *PR = P, *PG = P + OW, *PB = P + 2 * OW;
+                for (int X = 0; X < OW; ++X) {
+                  float Rr = PR[X] * (1.0f / 255.0f) + Delta;
+                  float G = PG[X] * (1.0f / 255.0f) + Delta;
+                  float B = PB[X] * (1.0f / 255.0f) + Delta;
+                  float Y = 0.299f * Rr + 0.587f * G + 0.114f * B;
+                  Rr = std::clamp(Y + (Rr - Y) * Sat, 0.0f, 1.0f);
+                  G = std::clamp(Y + (G - Y) * Sat, 0.0f, 1.0f);
+                  B = std::clamp(Y + (B - Y) * Sat, 0.0f, 1.0f);
+                  PR[X] = Rr * 2.0f - 1.0f;
+                  PG[X] = G * 2.0f - 1.0f;
+                  PB[X] = B * 2.0f - 1.0f;
+                }
+              },
+              [Delta, Sat](Pixels V) {
+                const Pixels Luma = {0.299f, 0.587f, 0.114f, 0.0f,
+                                     0.299f, 0.587f, 0.114f, 0.0f};
+                Pixels T = V * (1.0f / 255.0f) + Delta;
+                Pixels P = T * Luma;
+                // The scalar sum's order, splatted over each pixel.
+                Pixels Y =
+                    __builtin_shufflevector(P, P, 0, 0, 0, 0, 4, 4, 4, 4) +
+                    __builtin_shufflevector(P, P, 1, 1, 1, 1, 5, 5, 5, 5);
+                Y += __builtin_shufflevector(P, P, 2, 2, 2, 2, 6, 6, 6, 6);
+                Pixels S = Y + (T - Y) * Sat;
+                // std::clamp's comparisons, lane-wise.
+                S = S < 0.0f ? Pixels{} : S;
+                S = 1.0f < S ? Pixels{} + 1.0f : S;
+                return S * 2.0f - 1.0f;
+              }),
           Dst);
     return run(Src, Win, Flip, Shape,
                eachValue(1,
@@ -337,16 +480,19 @@ Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
     double Sy = double(H) / NH, Sx = double(W) / NW;
     Window Win{OffY * Sy, OffX * Sx, OH * Sy, OW * Sx};
     bool Flip = Training && R.below(2);
-    return run(
-        Src, Win, Flip, Shape,
-        [C](float *P, int OW) {
-          // _R_MEAN, _G_MEAN, _B_MEAN of vgg_preprocessing.py.
-          static const float Mean[3] = {123.68f, 116.78f, 103.94f};
-          for (int Ch = 0; Ch < C; ++Ch)
-            for (int X = 0; X < OW; ++X)
-              P[Ch * OW + X] -= Mean[Ch];
-        },
-        Dst);
+    return run(Src, Win, Flip, Shape,
+               makeMap(
+                   [C](float *P, int OW) {
+                     for (int Ch = 0; Ch < C; ++Ch)
+                       for (int X = 0; X < OW; ++X)
+                         P[Ch * OW + X] -= VggMean[Ch];
+                   },
+                   [](Pixels V) {
+                     return V - Pixels{VggMean[0], VggMean[1], VggMean[2],
+                                       0.0f,       VggMean[0], VggMean[1],
+                                       VggMean[2], 0.0f};
+                   }),
+               Dst);
   }
   case PreprocessKind::Cifarnet: {
     Window Win;
@@ -370,7 +516,7 @@ Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
       Win = cropOrPad(H, W, OH, OW);
     }
     Status S = run(Src, Win, Flip, Shape,
-                   eachValue(C, [Delta](float V) { return V + Delta; }), Dst);
+                   eachValue(C, [Delta](auto V) { return V + Delta; }), Dst);
     if (S.ok())
       standardise(Dst, Shape, Contrast);
     return S;
@@ -378,7 +524,7 @@ Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
   case PreprocessKind::Lenet:
     return run(
         Src, cropOrPad(H, W, OH, OW), false, Shape,
-        eachValue(C, [](float V) { return (V - 128.0f) * (1.0f / 128.0f); }),
+        eachValue(C, [](auto V) { return (V - 128.0f) * (1.0f / 128.0f); }),
         Dst);
   }
   return Status::error("unknown preprocessing");
