@@ -38,7 +38,20 @@ extern "C" {
  *===----------------------------------------------------------------------===*/
 
 enum fnn_device_kind { FNN_DEVICE_CPU = 0, FNN_DEVICE_CUDA = 1 };
-enum fnn_dtype { FNN_F32 = 0, FNN_F16 = 1, FNN_BF16 = 2, FNN_F64 = 3 };
+/* Kernels take the floating-point types; the integer types describe model
+ * inputs and outputs (e.g. class indices). */
+enum fnn_dtype {
+  FNN_F32 = 0,
+  FNN_F16 = 1,
+  FNN_BF16 = 2,
+  FNN_F64 = 3,
+  FNN_I64 = 4,
+  FNN_I32 = 5,
+  FNN_I16 = 6,
+  FNN_I8 = 7,
+  FNN_U8 = 8,
+  FNN_BOOL = 9
+};
 enum fnn_layout { FNN_NCHW = 0, FNN_NHWC = 1 };
 /* Elementwise work fused after an op's output (oneDNN post-op, cuDNN
  * fused epilogue). */
@@ -89,6 +102,7 @@ const char *fnn_last_error(void);
  *===----------------------------------------------------------------------===*/
 
 typedef struct fnn_kernel fnn_kernel;
+/* Releases a kernel's state; NULL is ignored (like free). */
 void fnn_kernel_destroy(fnn_kernel *kernel);
 
 /* 2-D convolution; filter is OIHW for NCHW and OHWI for NHWC, with

@@ -1,0 +1,71 @@
+//===- Passes.td - fastnn lowering passes ------------------*- tablegen -*-===//
+
+#ifndef FASTNN_CONVERSION_PASSES_TD
+#define FASTNN_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Lower a fastnn model to runtime kernel calls and loops over "
+                "one statically planned arena";
+  let description = [{
+    Accepts a module of `fastnn.parameter`s and one function (`@forward`) of
+    fastnn ops with static shapes, with inference semantics (batch norm uses
+    its statistics, dropout is the identity). Produces the symbols that
+    runtime/include/fastnn/runtime/model.h declares:
+
+    - `fnn_model_init(device, arena)`: copies every parameter's and
+      constant's initial value (embedded as constant globals) into the arena
+      and creates one runtime kernel per conv, pool, batch norm, LRN, matmul,
+      softmax and reduction through the ABI of runtime/.../abi.h, from
+      descriptors emitted as constant globals; returns -1 if one fails.
+    - `fnn_model_run(arena)`: calls each kernel's `*_forward` with pointers
+      at compile-time arena offsets, and computes elementwise, cast and
+      data-movement ops as `linalg` loops over `memref.view`s of the arena.
+    - `fnn_model_release()` and the metadata `fnn_model_arena_bytes`,
+      `fnn_model_io`, `fnn_model_io_names`.
+
+    Buffers get offsets from a liveness-based plan (greedy by size), so
+    activations whose lifetimes do not overlap share memory; reshapes,
+    dropout and activations fused into their producer (relu after conv,
+    batch norm or matmul; a bias add after matmul) take no memory and no
+    code. Parameters, constants, inputs and outputs stay live throughout.
+
+    Before:
+    ```mlir
+    fastnn.parameter @w trainable = dense<...> : tensor<4x3x3x3xf32>
+    func.func @forward(%x: tensor<1x3x8x8xf32>) -> tensor<1x4x8x8xf32> {
+      %w = fastnn.param @w : tensor<4x3x3x3xf32>
+      %c = fastnn.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : ...
+      %r = fastnn.relu %c : tensor<1x4x8x8xf32>
+      return %r : tensor<1x4x8x8xf32>
+    }
+    ```
+    After (abridged):
+    ```mlir
+    llvm.mlir.global internal constant @fnn_desc_0(dense<[...]> : tensor<34xi64>) : !llvm.array<34 x i64>
+    func.func @fnn_model_init(%device: !llvm.ptr, %arena: !llvm.ptr) -> i64 {
+      llvm.call @fnn_copy_to_device(%device, %wslot, %winit, %bytes) : ...
+      %k = llvm.call @fnn_conv2d_create(%device, %desc) : ...   // post_op = relu
+      ...
+    }
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      llvm.call @fnn_conv2d_forward(%k, %x, %w, %null, %out) : ...
+      return
+    }
+    ```
+    The result is ready for the standard conversion to the LLVM dialect.
+  }];
+  let dependentDialects = [
+    "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
+    "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect",
+    "mlir::math::MathDialect", "mlir::func::FuncDialect",
+    "mlir::cf::ControlFlowDialect"
+  ];
+  let options = [
+    Option<"entryName", "entry", "std::string", /*default=*/"\"forward\"",
+           "Name of the model function to lower">
+  ];
+}
+
+#endif // FASTNN_CONVERSION_PASSES_TD

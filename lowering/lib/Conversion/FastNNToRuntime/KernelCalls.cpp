@@ -1,0 +1,253 @@
+//===- KernelCalls.cpp - fastnn ops that run as runtime kernels -----------===//
+//
+// Each such op gets a descriptor (a constant global laid out like the C
+// struct in abi.h: int64_t words, doubles stored bit for bit), a kernel
+// created from it in fnn_model_init, and a *_forward call in fnn_model_run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "fastnn/runtime/abi.h"
+
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace fastnn::lowering {
+namespace {
+
+/// Appends an fnn_shape: rank, then FNN_MAX_RANK dimensions padded with 0.
+void appendShape(SmallVectorImpl<int64_t> &words, ArrayRef<int64_t> shape) {
+  words.push_back(shape.size());
+  for (int64_t i = 0; i < FNN_MAX_RANK; ++i)
+    words.push_back(i < static_cast<int64_t>(shape.size()) ? shape[i] : 0);
+}
+
+void appendShape(SmallVectorImpl<int64_t> &words, Value value) {
+  appendShape(words, cast<RankedTensorType>(value.getType()).getShape());
+}
+
+void appendDouble(SmallVectorImpl<int64_t> &words, double value) {
+  int64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  words.push_back(bits);
+}
+
+int64_t dtypeOf(Value value) {
+  Type type = cast<RankedTensorType>(value.getType()).getElementType();
+  if (type.isF32())
+    return FNN_F32;
+  if (type.isF16())
+    return FNN_F16;
+  if (type.isBF16())
+    return FNN_BF16;
+  return FNN_F64;
+}
+
+int64_t layoutOf(Layout layout) {
+  return layout == Layout::NHWC ? FNN_NHWC : FNN_NCHW;
+}
+
+bool exceedsMaxRank(Operation *op) {
+  auto tooLarge = [](Type type) {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    return ranked && ranked.getRank() > FNN_MAX_RANK;
+  };
+  return llvm::any_of(op->getOperandTypes(), tooLarge) ||
+         llvm::any_of(op->getResultTypes(), tooLarge);
+}
+
+} // namespace
+
+LLVM::LLVMFuncOp RunEmitter::runtimeFunction(StringRef name, Type result,
+                                             ArrayRef<Type> params) {
+  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return existing;
+  OpBuilder builder(module.getBodyRegion());
+  builder.setInsertionPointToStart(module.getBody());
+  return LLVM::LLVMFuncOp::create(builder, module.getLoc(), name,
+                                  LLVM::LLVMFunctionType::get(result, params));
+}
+
+int64_t RunEmitter::createKernel(Location loc, StringRef createName,
+                                 ArrayRef<int64_t> descriptor) {
+  MLIRContext *context = module.getContext();
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  auto i64 = IntegerType::get(context, 64);
+  int64_t index = kernelCount++;
+
+  OpBuilder globals(module.getBodyRegion());
+  globals.setInsertionPointToStart(module.getBody());
+  auto words = static_cast<int64_t>(descriptor.size());
+  auto descriptorGlobal = LLVM::GlobalOp::create(
+      globals, loc, LLVM::LLVMArrayType::get(i64, words), /*isConstant=*/true,
+      LLVM::Linkage::Internal, "fnn_desc_" + std::to_string(index),
+      DenseIntElementsAttr::get(RankedTensorType::get({words}, i64),
+                                descriptor));
+
+  OpBuilder &b = initBuilder;
+  LLVM::LLVMFuncOp create =
+      runtimeFunction(createName, ptrType, {ptrType, ptrType});
+  Value address = LLVM::AddressOfOp::create(b, loc, descriptorGlobal);
+  Value kernel =
+      LLVM::CallOp::create(b, loc, create, ValueRange{device, address})
+          .getResult();
+  Value null = LLVM::ZeroOp::create(b, loc, ptrType);
+  Value failed =
+      LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, kernel, null);
+  Block *next = new Block();
+  b.getInsertionBlock()->getParent()->push_back(next);
+  cf::CondBranchOp::create(b, loc, failed, initFailure, ValueRange{}, next,
+                           ValueRange{});
+  b.setInsertionPointToEnd(next);
+  Value table = LLVM::AddressOfOp::create(b, loc, ptrType, "fnn_kernel_table");
+  Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
+                                   ArrayRef<LLVM::GEPArg>{index});
+  LLVM::StoreOp::create(b, loc, kernel, slot);
+  return index;
+}
+
+void RunEmitter::callForward(Location loc, StringRef forwardName,
+                             int64_t kernel, ArrayRef<Value> pointers) {
+  OpBuilder &b = runBuilder;
+  auto ptrType = LLVM::LLVMPointerType::get(module.getContext());
+  SmallVector<Type> params(pointers.size() + 1, ptrType);
+  LLVM::LLVMFuncOp forward = runtimeFunction(
+      forwardName, LLVM::LLVMVoidType::get(module.getContext()), params);
+  Value table = LLVM::AddressOfOp::create(b, loc, ptrType, "fnn_kernel_table");
+  Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
+                                   ArrayRef<LLVM::GEPArg>{kernel});
+  SmallVector<Value> args = {LLVM::LoadOp::create(b, loc, ptrType, slot)};
+  llvm::append_range(args, pointers);
+  LLVM::CallOp::create(b, loc, forward, args);
+}
+
+LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
+  if (exceedsMaxRank(op))
+    return op->emitOpError("has a tensor of rank above ")
+           << FNN_MAX_RANK << ", which the runtime kernels do not take";
+  Location loc = op->getLoc();
+  int64_t postOp = layout.postOps.lookup(op);
+  SmallVector<int64_t> words;
+  auto p = [&](Value value) { return pointer(loc, value); };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](Conv2DOp conv) {
+        appendShape(words, conv.getInput());
+        appendShape(words, conv.getFilter());
+        appendShape(words, conv.getResult());
+        llvm::append_values(
+            words, dtypeOf(conv.getResult()), layoutOf(conv.getLayout()),
+            int64_t(conv.getBias() != nullptr), postOp, conv.getGroups());
+        llvm::append_range(words, conv.getStrides());
+        llvm::append_range(words, conv.getPads());
+        llvm::append_range(words, conv.getDilations());
+        int64_t k = createKernel(loc, "fnn_conv2d_create", words);
+        Value bias = conv.getBias() ? p(conv.getBias()) : nullPointer(loc);
+        callForward(loc, "fnn_conv2d_forward", k,
+                    {p(conv.getInput()), p(conv.getFilter()), bias,
+                     p(conv.getResult())});
+        return success();
+      })
+      .Case<MaxPool2DOp, AvgPool2DOp>([&](auto pool) {
+        constexpr bool isMax = std::is_same_v<decltype(pool), MaxPool2DOp>;
+        appendShape(words, pool.getInput());
+        appendShape(words, pool.getResult());
+        int64_t countIncludePad = 0;
+        SmallVector<int64_t, 2> dilations = {1, 1};
+        if constexpr (isMax)
+          dilations.assign(pool.getDilations().begin(),
+                           pool.getDilations().end());
+        else
+          countIncludePad = pool.getCountIncludePad();
+        llvm::append_values(
+            words, dtypeOf(pool.getResult()), layoutOf(pool.getLayout()),
+            int64_t(isMax ? FNN_POOL_MAX : FNN_POOL_AVG), countIncludePad);
+        llvm::append_range(words, pool.getKernelShape());
+        llvm::append_range(words, pool.getStrides());
+        llvm::append_range(words, pool.getPads());
+        llvm::append_range(words, dilations);
+        int64_t k = createKernel(loc, "fnn_pool2d_create", words);
+        callForward(loc, "fnn_pool2d_forward", k,
+                    {p(pool.getInput()), p(pool.getResult())});
+        return success();
+      })
+      .Case([&](BatchNormOp bn) {
+        appendShape(words, bn.getInput());
+        llvm::append_values(words, dtypeOf(bn.getResult()),
+                            layoutOf(bn.getLayout()), postOp);
+        appendDouble(words, bn.getEpsilon().convertToDouble());
+        int64_t k = createKernel(loc, "fnn_batch_norm_create", words);
+        callForward(loc, "fnn_batch_norm_forward", k,
+                    {p(bn.getInput()), p(bn.getScale()), p(bn.getBias()),
+                     p(bn.getMean()), p(bn.getVariance()), p(bn.getResult())});
+        return success();
+      })
+      .Case([&](LRNOp lrn) {
+        appendShape(words, lrn.getInput());
+        llvm::append_values(words, dtypeOf(lrn.getResult()), int64_t(FNN_NCHW),
+                            lrn.getSize());
+        appendDouble(words, lrn.getAlpha().convertToDouble());
+        appendDouble(words, lrn.getBeta().convertToDouble());
+        appendDouble(words, lrn.getBias().convertToDouble());
+        int64_t k = createKernel(loc, "fnn_lrn_create", words);
+        callForward(loc, "fnn_lrn_forward", k,
+                    {p(lrn.getInput()), p(lrn.getResult())});
+        return success();
+      })
+      .Case([&](MatMulOp matmul) {
+        Value bias = layout.fusedBias.lookup(matmul);
+        appendShape(words, matmul.getA());
+        appendShape(words, matmul.getB());
+        appendShape(words, matmul.getResult());
+        llvm::append_values(
+            words, dtypeOf(matmul.getResult()), int64_t(matmul.getTransposeA()),
+            int64_t(matmul.getTransposeB()), int64_t(bias != nullptr), postOp);
+        int64_t k = createKernel(loc, "fnn_matmul_create", words);
+        callForward(loc, "fnn_matmul_forward", k,
+                    {p(matmul.getA()), p(matmul.getB()),
+                     bias ? p(bias) : nullPointer(loc), p(matmul.getResult())});
+        return success();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
+        appendShape(words, softmax.getInput());
+        llvm::append_values(
+            words, dtypeOf(softmax.getResult()), softmax.getAxis(),
+            int64_t(std::is_same_v<decltype(softmax), LogSoftmaxOp>));
+        int64_t k = createKernel(loc, "fnn_softmax_create", words);
+        callForward(loc, "fnn_softmax_forward", k,
+                    {p(softmax.getInput()), p(softmax.getResult())});
+        return success();
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
+          [&](auto reduce) {
+            using OpT = decltype(reduce);
+            int64_t kind = std::is_same_v<OpT, ReduceSumOp>    ? FNN_REDUCE_SUM
+                           : std::is_same_v<OpT, ReduceMeanOp> ? FNN_REDUCE_MEAN
+                           : std::is_same_v<OpT, ReduceMaxOp>  ? FNN_REDUCE_MAX
+                                                               : FNN_REDUCE_MIN;
+            auto input = cast<RankedTensorType>(reduce.getInput().getType());
+            // The kernel writes the keepdims shape; without keepdims the
+            // result is the same bytes under a shorter shape.
+            SmallVector<int64_t> kept(input.getShape());
+            for (int64_t axis : reduce.getAxes())
+              kept[axis] = 1;
+            appendShape(words, input.getShape());
+            appendShape(words, kept);
+            llvm::append_values(words, dtypeOf(reduce.getResult()), kind);
+            int64_t k = createKernel(loc, "fnn_reduce_create", words);
+            callForward(loc, "fnn_reduce_forward", k,
+                        {p(reduce.getInput()), p(reduce.getResult())});
+            return success();
+          })
+      .Default([](Operation *op) {
+        return op->emitOpError("has no runtime kernel");
+      });
+}
+
+} // namespace fastnn::lowering

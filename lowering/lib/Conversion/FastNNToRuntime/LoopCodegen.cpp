@@ -1,0 +1,378 @@
+//===- LoopCodegen.cpp - fastnn ops generated as linalg loops -------------===//
+//
+// Elementwise arithmetic, casts and data movement have no library kernel
+// worth a call: they become linalg ops over memref views of the arena, which
+// the standard pipeline lowers to loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace fastnn::lowering {
+namespace {
+
+using ScalarFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange, Type elementType)>;
+
+SmallVector<utils::IteratorType> parallel(int64_t rank) {
+  return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
+}
+
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+/// Numpy broadcasting as an indexing map from the output's iteration space:
+/// a size-1 input dimension facing a larger output dimension reads index 0.
+AffineMap broadcastMap(RankedTensorType input, RankedTensorType output,
+                       MLIRContext *context) {
+  int64_t rank = output.getRank(), offset = rank - input.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t i = 0; i < input.getRank(); ++i) {
+    bool broadcast =
+        input.getDimSize(i) == 1 && output.getDimSize(i + offset) != 1;
+    exprs.push_back(broadcast ? getAffineConstantExpr(0, context)
+                              : getAffineDimExpr(i + offset, context));
+  }
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
+bool isFloat(Type type) { return isa<FloatType>(type); }
+
+} // namespace
+
+Value RunEmitter::view(Location loc, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value shift =
+      arith::ConstantIndexOp::create(runBuilder, loc, layout.offsetOf(value));
+  return memref::ViewOp::create(runBuilder, loc, memrefType, arenaMemRef, shift,
+                                ValueRange{});
+}
+
+LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
+  OpBuilder &b = runBuilder;
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  if (op->getNumResults() != 1)
+    return op->emitOpError("cannot be generated as loops");
+  Value result = op->getResult(0);
+  auto resultType = cast<RankedTensorType>(result.getType());
+  Type elementType = resultType.getElementType();
+  if (elementType.isUnsignedInteger())
+    return op->emitOpError("on unsigned integers is not supported by the "
+                           "code generator");
+  int64_t rank = resultType.getRank();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+
+  auto elementwise = [&](ScalarFn fn) -> LogicalResult {
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    for (Value operand : op->getOperands()) {
+      inputs.push_back(view(loc, operand));
+      maps.push_back(broadcastMap(cast<RankedTensorType>(operand.getType()),
+                                  resultType, context));
+    }
+    maps.push_back(identity);
+    Type inputElementType =
+        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
+    linalg::GenericOp::create(
+        b, loc, inputs, ValueRange{view(loc, result)}, maps, parallel(rank),
+        [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          linalg::YieldOp::create(
+              nb, nloc, fn(nb, nloc, args.drop_back(), inputElementType));
+        });
+    return success();
+  };
+  /// A loop over the output that computes each element from its indices.
+  auto gatherLoop =
+      [&](function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)> fn)
+      -> LogicalResult {
+    linalg::GenericOp::create(
+        b, loc, ValueRange{}, ValueRange{view(loc, result)}, {identity},
+        parallel(rank), [&](OpBuilder &nb, Location nloc, ValueRange) {
+          SmallVector<Value> indices;
+          for (int64_t d = 0; d < rank; ++d)
+            indices.push_back(linalg::IndexOp::create(nb, nloc, d));
+          linalg::YieldOp::create(nb, nloc, fn(nb, nloc, indices));
+        });
+    return success();
+  };
+  auto binary = [&](auto floatOp, auto intOp) {
+    using FloatOpT = decltype(floatOp);
+    using IntOpT = decltype(intOp);
+    return elementwise(
+        [](OpBuilder &nb, Location nloc, ValueRange args, Type t) -> Value {
+          if (isFloat(t))
+            return FloatOpT::create(nb, nloc, args[0], args[1]);
+          return IntOpT::create(nb, nloc, args[0], args[1]);
+        });
+  };
+  auto unaryFloat = [&](auto fn) {
+    if (!isFloat(elementType))
+      return LogicalResult(op->emitOpError("expects floating-point operands"));
+    return elementwise(
+        [&](OpBuilder &nb, Location nloc, ValueRange args, Type t) -> Value {
+          return fn(nb, nloc, args[0], t);
+        });
+  };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
+      .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
+      .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
+      .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
+      .Case(
+          [&](MaxOp) { return binary(arith::MaximumFOp(), arith::MaxSIOp()); })
+      .Case(
+          [&](MinOp) { return binary(arith::MinimumFOp(), arith::MinSIOp()); })
+      .Case([&](PowOp) {
+        if (!isFloat(elementType))
+          return LogicalResult(
+              op->emitOpError("expects a floating-point base"));
+        return binary(math::PowFOp(), math::PowFOp());
+      })
+      .Case([&](NegOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return arith::NegFOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](AbsOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::AbsFOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](ExpOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::ExpOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](LogOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::LogOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](SqrtOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::SqrtOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](TanhOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::TanhOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](ReciprocalOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          return arith::DivFOp::create(nb, l, floatConstant(nb, l, t, 1.0), x)
+              .getResult();
+        });
+      })
+      .Case([&](ReluOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          return arith::MaximumFOp::create(nb, l, x,
+                                           floatConstant(nb, l, t, 0.0))
+              .getResult();
+        });
+      })
+      .Case([&](SigmoidOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          Value one = floatConstant(nb, l, t, 1.0);
+          Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
+          return arith::DivFOp::create(nb, l, one,
+                                       arith::AddFOp::create(nb, l, one, e))
+              .getResult();
+        });
+      })
+      .Case([&](LeakyReluOp leaky) {
+        double alpha = leaky.getAlpha().convertToDouble();
+        return unaryFloat([&](OpBuilder &nb, Location l, Value x, Type t) {
+          Value zero = floatConstant(nb, l, t, 0.0);
+          Value positive =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, x, zero);
+          Value scaled =
+              arith::MulFOp::create(nb, l, x, floatConstant(nb, l, t, alpha));
+          return arith::SelectOp::create(nb, l, positive, x, scaled)
+              .getResult();
+        });
+      })
+      .Case([&](ClipOp clip) {
+        double lo = clip.getMin().convertToDouble();
+        double hi = clip.getMax().convertToDouble();
+        return unaryFloat([&](OpBuilder &nb, Location l, Value x, Type t) {
+          Value low =
+              arith::MaximumFOp::create(nb, l, x, floatConstant(nb, l, t, lo));
+          return arith::MinimumFOp::create(nb, l, low,
+                                           floatConstant(nb, l, t, hi))
+              .getResult();
+        });
+      })
+      .Case([&](CastOp castOp) -> LogicalResult {
+        Type to = elementType;
+        Type from = castOp.getInput().getType().getElementType();
+        if (from.isUnsignedInteger())
+          return op->emitOpError("from unsigned integers is not supported by "
+                                 "the code generator");
+        return elementwise([&](OpBuilder &nb, Location l, ValueRange args,
+                               Type) -> Value {
+          Value x = args[0];
+          if (from == to)
+            return x;
+          if (to.isInteger(1)) {
+            if (isFloat(from))
+              return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, x,
+                                           floatConstant(nb, l, from, 0));
+            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(from));
+            return arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, x,
+                                         zero);
+          }
+          if (isFloat(from) && isFloat(to))
+            return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+                       ? arith::ExtFOp::create(nb, l, to, x).getResult()
+                       : arith::TruncFOp::create(nb, l, to, x).getResult();
+          if (isFloat(from))
+            return arith::FPToSIOp::create(nb, l, to, x);
+          if (isFloat(to))
+            return from.isInteger(1)
+                       ? arith::UIToFPOp::create(nb, l, to, x).getResult()
+                       : arith::SIToFPOp::create(nb, l, to, x).getResult();
+          if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+            return from.isInteger(1)
+                       ? arith::ExtUIOp::create(nb, l, to, x).getResult()
+                       : arith::ExtSIOp::create(nb, l, to, x).getResult();
+          return arith::TruncIOp::create(nb, l, to, x);
+        });
+      })
+      .Case([&](TransposeOp transpose) {
+        linalg::TransposeOp::create(b, loc, view(loc, transpose.getInput()),
+                                    view(loc, result),
+                                    transpose.getPermutation());
+        return success();
+      })
+      .Case([&](ConcatOp concat) {
+        Value output = view(loc, result);
+        int64_t axis = concat.getAxis(), offset = 0;
+        for (Value input : concat.getInputs()) {
+          auto type = cast<RankedTensorType>(input.getType());
+          SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+          offsets[axis] = offset;
+          offset += type.getDimSize(axis);
+          Value part = memref::SubViewOp::create(b, loc, output, offsets,
+                                                 type.getShape(), strides);
+          linalg::CopyOp::create(b, loc, view(loc, input), part);
+        }
+        return success();
+      })
+      .Case([&](PadOp pad) -> LogicalResult {
+        auto inputType = cast<RankedTensorType>(pad.getInput().getType());
+        ArrayRef<int64_t> pads = pad.getPads();
+        Value input = view(loc, pad.getInput());
+        if (pad.getMode() == PadMode::Constant) {
+          Value output = view(loc, result);
+          Attribute fill =
+              isFloat(elementType)
+                  ? Attribute(b.getFloatAttr(elementType,
+                                             pad.getValue().convertToDouble()))
+                  : Attribute(b.getIntegerAttr(
+                        elementType, static_cast<int64_t>(
+                                         pad.getValue().convertToDouble())));
+          linalg::FillOp::create(b, loc,
+                                 ValueRange{arith::ConstantOp::create(
+                                     b, loc, cast<TypedAttr>(fill))},
+                                 ValueRange{output});
+          SmallVector<int64_t> offsets(pads.take_front(rank)), strides(rank, 1);
+          Value interior = memref::SubViewOp::create(
+              b, loc, output, offsets, inputType.getShape(), strides);
+          linalg::CopyOp::create(b, loc, input, interior);
+          return success();
+        }
+        bool reflect = pad.getMode() == PadMode::Reflect;
+        return gatherLoop([&](OpBuilder &nb, Location l,
+                              ArrayRef<Value> indices) -> Value {
+          SmallVector<Value> source;
+          for (int64_t d = 0; d < rank; ++d) {
+            Value begin = arith::ConstantIndexOp::create(nb, l, pads[d]);
+            Value last = arith::ConstantIndexOp::create(
+                nb, l, inputType.getDimSize(d) - 1);
+            Value zero = arith::ConstantIndexOp::create(nb, l, 0);
+            Value s = arith::SubIOp::create(nb, l, indices[d], begin);
+            if (reflect) {
+              // Mirror around the border elements without repeating them.
+              Value negative = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::slt, s, zero);
+              s = arith::SelectOp::create(
+                  nb, l, negative, arith::SubIOp::create(nb, l, zero, s), s);
+              Value beyond = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::sgt, s, last);
+              Value twiceLast = arith::AddIOp::create(nb, l, last, last);
+              s = arith::SelectOp::create(
+                  nb, l, beyond, arith::SubIOp::create(nb, l, twiceLast, s), s);
+            } else {
+              s = arith::MaxSIOp::create(nb, l, s, zero);
+              s = arith::MinSIOp::create(nb, l, s, last);
+            }
+            source.push_back(s);
+          }
+          return memref::LoadOp::create(nb, l, input, source);
+        });
+      })
+      .Case([&](SliceOp slice) {
+        Value input = view(loc, slice.getInput());
+        ArrayRef<int64_t> offsets = slice.getOffsets(),
+                          steps = slice.getSteps();
+        return gatherLoop(
+            [&](OpBuilder &nb, Location l, ArrayRef<Value> indices) -> Value {
+              SmallVector<Value> source;
+              for (int64_t d = 0; d < rank; ++d) {
+                Value scaled = arith::MulIOp::create(
+                    nb, l, indices[d],
+                    arith::ConstantIndexOp::create(nb, l, steps[d]));
+                source.push_back(arith::AddIOp::create(
+                    nb, l, scaled,
+                    arith::ConstantIndexOp::create(nb, l, offsets[d])));
+              }
+              return memref::LoadOp::create(nb, l, input, source);
+            });
+      })
+      .Case([&](GatherOp gather) {
+        Value input = view(loc, gather.getInput());
+        Value indicesView = view(loc, gather.getIndices());
+        auto inputType = cast<RankedTensorType>(gather.getInput().getType());
+        int64_t indexRank =
+            cast<RankedTensorType>(gather.getIndices().getType()).getRank();
+        int64_t axis = gather.getAxis();
+        return gatherLoop([&](OpBuilder &nb, Location l,
+                              ArrayRef<Value> indices) -> Value {
+          Value picked = memref::LoadOp::create(nb, l, indicesView,
+                                                indices.slice(axis, indexRank));
+          picked = arith::IndexCastOp::create(nb, l, nb.getIndexType(), picked);
+          // ONNX: negative indices count from the end.
+          Value size =
+              arith::ConstantIndexOp::create(nb, l, inputType.getDimSize(axis));
+          Value negative =
+              arith::CmpIOp::create(nb, l, arith::CmpIPredicate::slt, picked,
+                                    arith::ConstantIndexOp::create(nb, l, 0));
+          picked = arith::SelectOp::create(
+              nb, l, negative, arith::AddIOp::create(nb, l, picked, size),
+              picked);
+          SmallVector<Value> source(indices.take_front(axis));
+          source.push_back(picked);
+          llvm::append_range(source, indices.drop_front(axis + indexRank));
+          return memref::LoadOp::create(nb, l, input, source);
+        });
+      })
+      .Default([](Operation *op) {
+        return op->emitOpError("is not supported by the code generator");
+      });
+}
+
+} // namespace fastnn::lowering

@@ -1,0 +1,334 @@
+//===- LowerToRuntime.cpp - the fastnn-lower-to-runtime pass --------------===//
+
+#include "LoweringImpl.h"
+
+#include "fastnn/Conversion/Passes.h"
+#include "fastnn/runtime/model.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+namespace fastnn {
+#define GEN_PASS_DEF_FASTNNLOWERTORUNTIME
+#include "fastnn/Conversion/Passes.h.inc"
+} // namespace fastnn
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace fastnn::lowering {
+
+RunEmitter::RunEmitter(ModuleOp module, const ArenaLayout &layout,
+                       OpBuilder &initBuilder, OpBuilder &runBuilder,
+                       Value device, Value initArena, Value runArena,
+                       Block *initFailure)
+    : module(module), layout(layout), initBuilder(initBuilder),
+      runBuilder(runBuilder), device(device), initArena(initArena),
+      runArena(runArena), initFailure(initFailure) {
+  // The arena as a memref, so that linalg code can take views of it: the
+  // descriptor is built by hand and cast; the conversion to LLVM cancels the
+  // cast again.
+  MLIRContext *context = module.getContext();
+  Location loc = module.getLoc();
+  OpBuilder &b = runBuilder;
+  auto i64 = IntegerType::get(context, 64);
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  auto array1 = LLVM::LLVMArrayType::get(i64, 1);
+  auto descriptorType = LLVM::LLVMStructType::getLiteral(
+      context, {ptrType, ptrType, i64, array1, array1});
+  auto constant = [&](int64_t v) {
+    return LLVM::ConstantOp::create(b, loc, i64, v);
+  };
+  Value descriptor = LLVM::PoisonOp::create(b, loc, descriptorType);
+  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, runArena,
+                                           ArrayRef<int64_t>{0});
+  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, runArena,
+                                           ArrayRef<int64_t>{1});
+  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, constant(0),
+                                           ArrayRef<int64_t>{2});
+  descriptor = LLVM::InsertValueOp::create(
+      b, loc, descriptor, constant(std::max<int64_t>(layout.totalBytes, 1)),
+      ArrayRef<int64_t>{3, 0});
+  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, constant(1),
+                                           ArrayRef<int64_t>{4, 0});
+  auto arenaType = MemRefType::get({std::max<int64_t>(layout.totalBytes, 1)},
+                                   IntegerType::get(context, 8));
+  arenaMemRef =
+      UnrealizedConversionCastOp::create(b, loc, arenaType, descriptor)
+          .getResult(0);
+}
+
+Value RunEmitter::pointer(Location loc, Value value) {
+  auto ptrType = LLVM::LLVMPointerType::get(module.getContext());
+  return LLVM::GEPOp::create(runBuilder, loc, ptrType,
+                             IntegerType::get(module.getContext(), 8), runArena,
+                             ArrayRef<LLVM::GEPArg>{layout.offsetOf(value)});
+}
+
+Value RunEmitter::nullPointer(Location loc) {
+  return LLVM::ZeroOp::create(runBuilder, loc,
+                              LLVM::LLVMPointerType::get(module.getContext()));
+}
+
+LogicalResult RunEmitter::lower(Operation *op) {
+  // Views of another buffer, and epilogues fused into their producer.
+  if (op->getNumResults() == 1 && layout.aliasOf.count(op->getResult(0)))
+    return success();
+  // Written once at init.
+  if (isa<ParamOp, ConstantOp, func::ReturnOp>(op))
+    return success();
+  if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp, LRNOp, MatMulOp,
+          SoftmaxOp, LogSoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+          ReduceMinOp>(op))
+    return lowerKernelOp(op);
+  return lowerLoopOp(op);
+}
+
+namespace {
+
+int64_t ioDtype(Type type) {
+  if (type.isF32())
+    return FNN_F32;
+  if (type.isF16())
+    return FNN_F16;
+  if (type.isBF16())
+    return FNN_BF16;
+  if (type.isF64())
+    return FNN_F64;
+  if (type.isInteger(1))
+    return FNN_BOOL;
+  if (type.isUnsignedInteger(8))
+    return FNN_U8;
+  switch (type.getIntOrFloatBitWidth()) {
+  case 64:
+    return FNN_I64;
+  case 32:
+    return FNN_I32;
+  case 16:
+    return FNN_I16;
+  default:
+    return FNN_I8;
+  }
+}
+
+/// Initial values of parameters and constants, as constant globals copied
+/// into the arena by fnn_model_init. Resource blobs are shared, not copied.
+LLVM::GlobalOp initialValueGlobal(OpBuilder &globals, Location loc,
+                                  ElementsAttr value, int64_t index) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto flatType =
+      RankedTensorType::get({type.getNumElements()}, type.getElementType());
+  Attribute flat;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    flat = DenseResourceElementsAttr::get(flatType, resource.getRawHandle());
+  else
+    flat = cast<DenseElementsAttr>(value).reshape(flatType);
+  Type elementType = type.getElementType();
+  if (elementType.isInteger(1))
+    elementType = IntegerType::get(type.getContext(), 8);
+  return LLVM::GlobalOp::create(
+      globals, loc,
+      LLVM::LLVMArrayType::get(elementType, type.getNumElements()),
+      /*isConstant=*/true, LLVM::Linkage::Internal,
+      "fnn_init_" + std::to_string(index), flat);
+}
+
+struct LowerToRuntimePass
+    : public ::fastnn::impl::FastNNLowerToRuntimeBase<LowerToRuntimePass> {
+  using FastNNLowerToRuntimeBase::FastNNLowerToRuntimeBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>(entryName);
+    if (!forward) {
+      module.emitError("no function @") << entryName << " to lower";
+      return signalPassFailure();
+    }
+    if (!llvm::hasSingleElement(forward.getBody())) {
+      forward.emitError("expects a function of one block");
+      return signalPassFailure();
+    }
+    if (failed(lower(module, forward)))
+      return signalPassFailure();
+  }
+
+  LogicalResult lower(ModuleOp module, func::FuncOp forward) {
+    MLIRContext *context = module.getContext();
+    Location loc = forward.getLoc();
+    auto ptrType = LLVM::LLVMPointerType::get(context);
+    auto i64 = IntegerType::get(context, 64);
+    ArenaLayout layout = lowering::planArena(forward);
+
+    OpBuilder globals(context);
+    globals.setInsertionPointToStart(module.getBody());
+    SymbolTable symbols(module);
+
+    // fnn_model_init(device, arena) -> i64 and fnn_model_run(arena).
+    auto init = func::FuncOp::create(
+        globals, loc, "fnn_model_init",
+        FunctionType::get(context, {ptrType, ptrType}, {i64}));
+    auto run = func::FuncOp::create(globals, loc, "fnn_model_run",
+                                    FunctionType::get(context, {ptrType}, {}));
+    Block *initEntry = init.addEntryBlock();
+    Block *initFailure = new Block();
+    init.getBody().push_back(initFailure);
+    Block *runEntry = run.addEntryBlock();
+    OpBuilder initBuilder = OpBuilder::atBlockEnd(initEntry);
+    OpBuilder runBuilder = OpBuilder::atBlockEnd(runEntry);
+    Value device = initEntry->getArgument(0);
+    Value initArena = initEntry->getArgument(1);
+
+    // Copy initial values of parameters and constants into their buffers.
+    LLVM::LLVMFuncOp copy = LLVM::LLVMFuncOp::create(
+        globals, loc, "fnn_copy_to_device",
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                    {ptrType, ptrType, ptrType, i64}));
+    int64_t initIndex = 0;
+    for (Operation &op : forward.front()) {
+      ElementsAttr value;
+      if (auto param = dyn_cast<ParamOp>(op))
+        value = symbols.lookup<ParameterOp>(param.getName()).getInitialValue();
+      else if (auto constant = dyn_cast<ConstantOp>(op))
+        value = constant.getValue();
+      else
+        continue;
+      LLVM::GlobalOp global =
+          initialValueGlobal(globals, op.getLoc(), value, initIndex++);
+      Value source =
+          LLVM::AddressOfOp::create(initBuilder, op.getLoc(), global);
+      Value target = LLVM::GEPOp::create(
+          initBuilder, op.getLoc(), ptrType, IntegerType::get(context, 8),
+          initArena, ArrayRef<LLVM::GEPArg>{layout.offsetOf(op.getResult(0))});
+      Value bytes = LLVM::ConstantOp::create(
+          initBuilder, op.getLoc(), i64,
+          tensorBytes(cast<RankedTensorType>(op.getResult(0).getType())));
+      LLVM::CallOp::create(initBuilder, op.getLoc(), copy,
+                           ValueRange{device, target, source, bytes});
+    }
+
+    RunEmitter emitter(module, layout, initBuilder, runBuilder, device,
+                       initArena, runEntry->getArgument(0), initFailure);
+    for (Operation &op : forward.front())
+      if (failed(emitter.lower(&op)))
+        return failure();
+
+    func::ReturnOp::create(
+        initBuilder, loc,
+        ValueRange{arith::ConstantIntOp::create(initBuilder, loc, 0, 64)});
+    OpBuilder failureBuilder = OpBuilder::atBlockEnd(initFailure);
+    func::ReturnOp::create(
+        failureBuilder, loc,
+        ValueRange{arith::ConstantIntOp::create(failureBuilder, loc, -1, 64)});
+    func::ReturnOp::create(runBuilder, loc);
+
+    emitKernelTable(globals, loc, emitter.numKernels());
+    emitRelease(globals, loc, emitter.numKernels());
+    emitMetadata(globals, forward, layout);
+
+    forward.erase();
+    for (auto parameter :
+         llvm::make_early_inc_range(module.getOps<ParameterOp>()))
+      parameter.erase();
+    return success();
+  }
+
+  void emitKernelTable(OpBuilder &globals, Location loc, int64_t count) {
+    MLIRContext *context = globals.getContext();
+    auto ptrType = LLVM::LLVMPointerType::get(context);
+    auto tableType =
+        LLVM::LLVMArrayType::get(ptrType, std::max<int64_t>(count, 1));
+    auto table =
+        LLVM::GlobalOp::create(globals, loc, tableType,
+                               /*isConstant=*/false, LLVM::Linkage::Internal,
+                               "fnn_kernel_table", Attribute());
+    Block *body = globals.createBlock(&table.getInitializerRegion());
+    OpBuilder b = OpBuilder::atBlockEnd(body);
+    LLVM::ReturnOp::create(b, loc,
+                           LLVM::ZeroOp::create(b, loc, tableType).getResult());
+    globals.setInsertionPointAfter(table);
+  }
+
+  void emitRelease(OpBuilder &globals, Location loc, int64_t count) {
+    MLIRContext *context = globals.getContext();
+    auto ptrType = LLVM::LLVMPointerType::get(context);
+    auto release = func::FuncOp::create(globals, loc, "fnn_model_release",
+                                        FunctionType::get(context, {}, {}));
+    OpBuilder b = OpBuilder::atBlockEnd(release.addEntryBlock());
+    auto destroy = LLVM::LLVMFuncOp::create(
+        globals, loc, "fnn_kernel_destroy",
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                    {ptrType}));
+    Value table =
+        LLVM::AddressOfOp::create(b, loc, ptrType, "fnn_kernel_table");
+    Value null = LLVM::ZeroOp::create(b, loc, ptrType);
+    for (int64_t k = 0; k < count; ++k) {
+      Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
+                                       ArrayRef<LLVM::GEPArg>{k});
+      LLVM::CallOp::create(
+          b, loc, destroy,
+          ValueRange{LLVM::LoadOp::create(b, loc, ptrType, slot)});
+      // A released model can be initialised again.
+      LLVM::StoreOp::create(b, loc, null, slot);
+    }
+    func::ReturnOp::create(b, loc);
+  }
+
+  void emitMetadata(OpBuilder &globals, func::FuncOp forward,
+                    const ArenaLayout &layout) {
+    MLIRContext *context = globals.getContext();
+    Location loc = forward.getLoc();
+    auto i64 = IntegerType::get(context, 64);
+    auto i8 = IntegerType::get(context, 8);
+    SmallVector<int64_t> records = {0};
+    std::string names;
+    auto addRecord = [&](int64_t kind, Value value, Attribute nameAttr,
+                         unsigned index) {
+      auto type = cast<RankedTensorType>(value.getType());
+      std::string name = isa_and_nonnull<StringAttr>(nameAttr)
+                             ? cast<StringAttr>(nameAttr).str()
+                             : (kind == FNN_IO_INPUT ? "input" : "output") +
+                                   std::to_string(index);
+      records.push_back(kind);
+      records.push_back(ioDtype(type.getElementType()));
+      records.push_back(type.getRank());
+      for (int64_t d = 0; d < FNN_MAX_RANK; ++d)
+        records.push_back(d < type.getRank() ? type.getDimSize(d) : 0);
+      records.push_back(layout.offsetOf(value));
+      records.push_back(names.size());
+      records.push_back(name.size());
+      names += name;
+      ++records[0];
+    };
+    for (BlockArgument arg : forward.getArguments())
+      addRecord(FNN_IO_INPUT, arg,
+                forward.getArgAttr(arg.getArgNumber(), "fastnn.name"),
+                arg.getArgNumber());
+    auto ret = cast<func::ReturnOp>(forward.front().getTerminator());
+    for (auto [i, value] : llvm::enumerate(ret.getOperands()))
+      addRecord(FNN_IO_OUTPUT, value, forward.getResultAttr(i, "fastnn.name"),
+                i);
+
+    auto constantGlobal = [&](Type type, StringRef name, Attribute value) {
+      LLVM::GlobalOp::create(globals, loc, type, /*isConstant=*/true,
+                             LLVM::Linkage::External, name, value);
+    };
+    constantGlobal(
+        i64, "fnn_model_arena_bytes",
+        IntegerAttr::get(i64, std::max<int64_t>(layout.totalBytes, 1)));
+    auto count = static_cast<int64_t>(records.size());
+    constantGlobal(LLVM::LLVMArrayType::get(i64, count), "fnn_model_io",
+                   DenseIntElementsAttr::get(
+                       RankedTensorType::get({count}, i64), records));
+    constantGlobal(
+        LLVM::LLVMArrayType::get(i8, std::max<size_t>(names.size(), 1)),
+        "fnn_model_io_names",
+        StringAttr::get(context, names.empty() ? std::string(1, '\0') : names));
+  }
+};
+
+} // namespace
+} // namespace fastnn::lowering

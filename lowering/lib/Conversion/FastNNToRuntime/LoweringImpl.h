@@ -1,0 +1,91 @@
+//===- LoweringImpl.h - internals of fastnn-lower-to-runtime ---*- C++ -*-===//
+
+#ifndef FASTNN_LOWERING_FASTNNTORUNTIME_LOWERINGIMPL_H
+#define FASTNN_LOWERING_FASTNNTORUNTIME_LOWERINGIMPL_H
+
+#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace fastnn::lowering {
+
+/// How the model's values map onto the arena: which values are views of
+/// another value's buffer (reshape, dropout, fused epilogues), and the byte
+/// offset of every buffer.
+struct ArenaLayout {
+  llvm::DenseMap<mlir::Value, mlir::Value> aliasOf;
+  llvm::DenseMap<mlir::Value, int64_t> offsets;
+  /// Post-op (FNN_POST_*) fused into a kernel op, and the bias add fused
+  /// into a matmul.
+  llvm::DenseMap<mlir::Operation *, int64_t> postOps;
+  llvm::DenseMap<mlir::Operation *, mlir::Value> fusedBias;
+  int64_t totalBytes = 0;
+
+  mlir::Value root(mlir::Value value) const {
+    while (true) {
+      auto it = aliasOf.find(value);
+      if (it == aliasOf.end())
+        return value;
+      value = it->second;
+    }
+  }
+  int64_t offsetOf(mlir::Value value) const {
+    return offsets.lookup(root(value));
+  }
+};
+
+/// Decides fusion and aliasing, then plans offsets for `forward`.
+ArenaLayout planArena(mlir::func::FuncOp forward);
+
+/// Bytes one element of `type` occupies in memory.
+int64_t elementBytes(mlir::Type type);
+int64_t tensorBytes(mlir::RankedTensorType type);
+
+/// Emits code into the run function. One instance per lowering.
+class RunEmitter {
+public:
+  RunEmitter(mlir::ModuleOp module, const ArenaLayout &layout,
+             mlir::OpBuilder &initBuilder, mlir::OpBuilder &runBuilder,
+             mlir::Value device, mlir::Value initArena, mlir::Value runArena,
+             mlir::Block *initFailure);
+
+  /// Lowers one op of the forward function; ops that are pure aliases emit
+  /// nothing.
+  mlir::LogicalResult lower(mlir::Operation *op);
+
+  int64_t numKernels() const { return kernelCount; }
+
+private:
+  // Kernel calls (KernelCalls.cpp).
+  mlir::LogicalResult lowerKernelOp(mlir::Operation *op);
+  int64_t createKernel(mlir::Location loc, llvm::StringRef createName,
+                       llvm::ArrayRef<int64_t> descriptor);
+  void callForward(mlir::Location loc, llvm::StringRef forwardName,
+                   int64_t kernel, llvm::ArrayRef<mlir::Value> pointers);
+
+  // Loops (ElementwiseCodegen.cpp).
+  mlir::LogicalResult lowerLoopOp(mlir::Operation *op);
+  mlir::Value view(mlir::Location loc, mlir::Value value);
+
+  mlir::Value pointer(mlir::Location loc, mlir::Value value);
+  mlir::Value nullPointer(mlir::Location loc);
+  mlir::LLVM::LLVMFuncOp runtimeFunction(llvm::StringRef name,
+                                         mlir::Type result,
+                                         llvm::ArrayRef<mlir::Type> params);
+
+  mlir::ModuleOp module;
+  const ArenaLayout &layout;
+  mlir::OpBuilder &initBuilder, &runBuilder;
+  mlir::Value device, initArena, runArena;
+  mlir::Block *initFailure;
+  mlir::Value arenaMemRef;
+  mlir::LLVM::GlobalOp kernelTable;
+  int64_t kernelCount = 0;
+};
+
+} // namespace fastnn::lowering
+
+#endif // FASTNN_LOWERING_FASTNNTORUNTIME_LOWERINGIMPL_H

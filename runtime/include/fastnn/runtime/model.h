@@ -1,0 +1,44 @@
+/*===- model.h - what fastnnc emits for each compiled model --------------===*
+ *
+ * The object fastnnc generates defines these symbols; the drivers (infer.bin,
+ * later the trainer) link against them. All model memory is one arena of
+ * fnn_model_arena_bytes bytes made with fnn_device_alloc; every tensor lives
+ * at a fixed offset in it.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef FASTNN_RUNTIME_MODEL_H
+#define FASTNN_RUNTIME_MODEL_H
+
+#include "fastnn/runtime/abi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum fnn_io_kind { FNN_IO_INPUT = 0, FNN_IO_OUTPUT = 1 };
+
+/* Words of one record of fnn_model_io: kind, dtype (enum fnn_dtype), rank,
+ * dims[FNN_MAX_RANK], arena byte offset, name offset and name length in
+ * fnn_model_io_names. */
+#define FNN_IO_RECORD_WORDS (3 + FNN_MAX_RANK + 3)
+
+extern const int64_t fnn_model_arena_bytes;
+/* fnn_model_io[0] is the number of records; the records follow. */
+extern const int64_t fnn_model_io[];
+/* Names of the inputs and outputs, concatenated without terminators. */
+extern const char fnn_model_io_names[];
+
+/* Copies the initial parameter values into the arena and creates every
+ * kernel; returns 0, or -1 with fnn_last_error() set. */
+int64_t fnn_model_init(fnn_device *device, void *arena);
+/* Runs the model once on the arena's inputs, writing its outputs. */
+void fnn_model_run(void *arena);
+/* Destroys the kernels fnn_model_init created. */
+void fnn_model_release(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FASTNN_RUNTIME_MODEL_H */
