@@ -448,7 +448,11 @@ struct Pipeline::Impl {
       S->Valid[Idx] = Ok;
       S->Holes += !Ok;
       S->Done++;
-      BatchReady.notify_all();
+      // Only a finished batch can satisfy the consumer (the end of the data
+      // and errors notify on their own); waking it for every sample costs a
+      // context switch per image.
+      if (ready(Seq))
+        BatchReady.notify_all();
     }
   }
 
