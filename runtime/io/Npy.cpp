@@ -44,6 +44,14 @@ Status failure(const std::string &Name, uint64_t Offset,
   return Status::error(Name + ": byte " + std::to_string(Offset) + ": " + What);
 }
 
+/// "(2, 3)", as numpy prints a shape.
+std::string formatShape(const std::vector<int64_t> &Shape) {
+  std::string S = "(";
+  for (size_t I = 0; I < Shape.size(); ++I)
+    S += (I ? ", " : "") + std::to_string(Shape[I]);
+  return S + (Shape.size() == 1 ? ",)" : ")");
+}
+
 struct Header {
   NpyType Type = NpyType::F32;
   std::vector<int64_t> Shape;
@@ -225,21 +233,18 @@ Status parseHeader(const std::string &Name, const unsigned char *Bytes,
     return S;
   H.DataOffset = HeaderStart + HeaderLen;
   uint64_t Available = FileSize - H.DataOffset;
+  // Nothing is allocated before the size is checked against the file's.
   uint64_t Bytes64 = info(H.Type).Size;
-  for (int64_t Dim : H.Shape) {
-    // Checked against the file size before multiplying further, so the
-    // product cannot overflow.
-    if (Dim != 0 && Bytes64 > Available / static_cast<uint64_t>(Dim))
+  for (int64_t Dim : H.Shape)
+    if (__builtin_mul_overflow(Bytes64, static_cast<uint64_t>(Dim), &Bytes64))
       return failure(Name, H.DataOffset,
-                     "the header's shape needs more data than the file "
-                     "holds (" +
-                         std::to_string(Available) + " bytes)");
-    Bytes64 *= static_cast<uint64_t>(Dim);
-  }
+                     "the header's shape " + formatShape(H.Shape) +
+                         " is too large");
   if (Bytes64 != Available)
     return failure(Name, H.DataOffset,
                    "expected " + std::to_string(Bytes64) +
-                       " bytes of data for the header's shape, found " +
+                       " bytes of data for the header's shape " +
+                       formatShape(H.Shape) + ", found " +
                        std::to_string(Available));
   H.DataBytes = Bytes64;
   return Status::success();

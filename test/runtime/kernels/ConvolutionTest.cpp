@@ -1,0 +1,324 @@
+//===- ConvolutionTest.cpp - fnn_conv2d against a naive reference ---------===//
+
+#include "KernelTestUtil.h"
+
+#include <string>
+
+using namespace fastnn::test;
+
+namespace {
+
+struct ConvCase {
+  std::string Name;
+  int64_t N, C, H, W, O, KH, KW, Groups;
+  int64_t Strides[2], Pads[4], Dilations[2];
+  bool Bias, Relu, Nhwc;
+};
+
+int64_t extent(int64_t In, int64_t K, int64_t S, int64_t D, int64_t P0,
+               int64_t P1) {
+  return (In + P0 + P1 - ((K - 1) * D + 1)) / S + 1;
+}
+
+/// NCHW input, OIHW filter, float64 accumulation.
+std::vector<double> reference(const ConvCase &P, const std::vector<float> &X,
+                              const std::vector<float> &F,
+                              const std::vector<float> &B, int64_t OH,
+                              int64_t OW) {
+  int64_t I = P.C / P.Groups, OPerGroup = P.O / P.Groups;
+  std::vector<double> Y(P.N * P.O * OH * OW);
+  for (int64_t N = 0; N < P.N; ++N)
+    for (int64_t O = 0; O < P.O; ++O)
+      for (int64_t Oh = 0; Oh < OH; ++Oh)
+        for (int64_t Ow = 0; Ow < OW; ++Ow) {
+          double Sum = P.Bias ? B[O] : 0.0;
+          int64_t G = O / OPerGroup;
+          for (int64_t Ci = 0; Ci < I; ++Ci)
+            for (int64_t Kh = 0; Kh < P.KH; ++Kh)
+              for (int64_t Kw = 0; Kw < P.KW; ++Kw) {
+                int64_t Ih =
+                    Oh * P.Strides[0] - P.Pads[0] + Kh * P.Dilations[0];
+                int64_t Iw =
+                    Ow * P.Strides[1] - P.Pads[1] + Kw * P.Dilations[1];
+                if (Ih < 0 || Ih >= P.H || Iw < 0 || Iw >= P.W)
+                  continue;
+                int64_t C = G * I + Ci;
+                Sum += double(X[((N * P.C + C) * P.H + Ih) * P.W + Iw]) *
+                       F[((O * I + Ci) * P.KH + Kh) * P.KW + Kw];
+              }
+          if (P.Relu && Sum < 0)
+            Sum = 0;
+          Y[((N * P.O + O) * OH + Oh) * OW + Ow] = Sum;
+        }
+  return Y;
+}
+
+class ConvolutionTest : public KernelTest,
+                        public ::testing::WithParamInterface<ConvCase> {};
+
+TEST_P(ConvolutionTest, MatchesReference) {
+  const ConvCase &P = GetParam();
+  int64_t I = P.C / P.Groups;
+  int64_t OH =
+      extent(P.H, P.KH, P.Strides[0], P.Dilations[0], P.Pads[0], P.Pads[2]);
+  int64_t OW =
+      extent(P.W, P.KW, P.Strides[1], P.Dilations[1], P.Pads[1], P.Pads[3]);
+  std::vector<float> X = randomData(P.N * P.C * P.H * P.W, 1);
+  std::vector<float> F = randomData(P.O * I * P.KH * P.KW, 2);
+  std::vector<float> B = randomData(P.O, 3);
+  std::vector<double> Ref = reference(P, X, F, B, OH, OW);
+
+  fnn_conv2d_desc D{};
+  if (P.Nhwc) {
+    D.input = shape({P.N, P.H, P.W, P.C});
+    D.filter = shape({P.O, P.KH, P.KW, I});
+    D.output = shape({P.N, OH, OW, P.O});
+    X = nchwToNhwc(X, P.N, P.C, P.H, P.W);
+    // OIHW -> OHWI is the same permutation with O as the batch.
+    F = nchwToNhwc(F, P.O, I, P.KH, P.KW);
+  } else {
+    D.input = shape({P.N, P.C, P.H, P.W});
+    D.filter = shape({P.O, I, P.KH, P.KW});
+    D.output = shape({P.N, P.O, OH, OW});
+  }
+  D.dtype = FNN_F32;
+  D.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
+  D.has_bias = P.Bias;
+  D.post_op = P.Relu ? FNN_POST_RELU : FNN_POST_NONE;
+  D.groups = P.Groups;
+  for (int J = 0; J < 2; ++J) {
+    D.strides[J] = P.Strides[J];
+    D.dilations[J] = P.Dilations[J];
+  }
+  for (int J = 0; J < 4; ++J)
+    D.pads[J] = P.Pads[J];
+  KernelPtr K(fnn_conv2d_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  EXPECT_STREQ(fnn_last_error(), "");
+  std::vector<float> Y(P.N * P.O * OH * OW, -7.f);
+  fnn_conv2d_forward(K.get(), X.data(), F.data(), P.Bias ? B.data() : nullptr,
+                     Y.data());
+  fnn_device_synchronize(Device);
+  if (P.Nhwc)
+    Y = nhwcToNchw(Y, P.N, P.O, OH, OW);
+  expectClose(Y, Ref);
+}
+
+// Name, N C H W, O KH KW, groups, strides, pads (t l b r), dilations,
+// bias, relu, nhwc.
+INSTANTIATE_TEST_SUITE_P(Cases, ConvolutionTest,
+                         ::testing::Values(ConvCase{"Basic3x3",
+                                                    2,
+                                                    3,
+                                                    8,
+                                                    8,
+                                                    4,
+                                                    3,
+                                                    3,
+                                                    1,
+                                                    {1, 1},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    false,
+                                                    false,
+                                                    false},
+                                           ConvCase{"Stride2AsymmetricPads",
+                                                    2,
+                                                    4,
+                                                    9,
+                                                    10,
+                                                    6,
+                                                    3,
+                                                    3,
+                                                    1,
+                                                    {2, 2},
+                                                    {0, 1, 1, 2},
+                                                    {1, 1},
+                                                    false,
+                                                    false,
+                                                    false},
+                                           ConvCase{"Dilation2",
+                                                    1,
+                                                    3,
+                                                    11,
+                                                    11,
+                                                    5,
+                                                    3,
+                                                    3,
+                                                    1,
+                                                    {1, 1},
+                                                    {2, 2, 2, 2},
+                                                    {2, 2},
+                                                    false,
+                                                    false,
+                                                    false},
+                                           ConvCase{"Groups2",
+                                                    2,
+                                                    6,
+                                                    7,
+                                                    7,
+                                                    8,
+                                                    3,
+                                                    3,
+                                                    2,
+                                                    {1, 1},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    false,
+                                                    false,
+                                                    false},
+                                           ConvCase{"Depthwise",
+                                                    2,
+                                                    8,
+                                                    9,
+                                                    9,
+                                                    8,
+                                                    3,
+                                                    3,
+                                                    8,
+                                                    {2, 2},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    false,
+                                                    false,
+                                                    false},
+                                           ConvCase{"DepthwiseMultiplier2",
+                                                    1,
+                                                    4,
+                                                    6,
+                                                    6,
+                                                    8,
+                                                    3,
+                                                    3,
+                                                    4,
+                                                    {1, 1},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    true,
+                                                    false,
+                                                    false},
+                                           ConvCase{"Pointwise1x1",
+                                                    2,
+                                                    16,
+                                                    5,
+                                                    5,
+                                                    12,
+                                                    1,
+                                                    1,
+                                                    1,
+                                                    {1, 1},
+                                                    {0, 0, 0, 0},
+                                                    {1, 1},
+                                                    false,
+                                                    false,
+                                                    false},
+                                           ConvCase{"Kernel7x1",
+                                                    1,
+                                                    4,
+                                                    12,
+                                                    9,
+                                                    6,
+                                                    7,
+                                                    1,
+                                                    1,
+                                                    {1, 1},
+                                                    {3, 0, 3, 0},
+                                                    {1, 1},
+                                                    false,
+                                                    false,
+                                                    false},
+                                           ConvCase{"BiasRelu",
+                                                    2,
+                                                    3,
+                                                    8,
+                                                    8,
+                                                    4,
+                                                    3,
+                                                    3,
+                                                    1,
+                                                    {1, 1},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    true,
+                                                    true,
+                                                    false},
+                                           ConvCase{"Nhwc",
+                                                    2,
+                                                    6,
+                                                    8,
+                                                    7,
+                                                    4,
+                                                    3,
+                                                    3,
+                                                    2,
+                                                    {2, 1},
+                                                    {1, 0, 1, 2},
+                                                    {1, 1},
+                                                    true,
+                                                    false,
+                                                    true},
+                                           ConvCase{"NhwcDepthwiseRelu",
+                                                    1,
+                                                    8,
+                                                    7,
+                                                    7,
+                                                    8,
+                                                    3,
+                                                    3,
+                                                    8,
+                                                    {1, 1},
+                                                    {1, 1, 1, 1},
+                                                    {2, 2},
+                                                    true,
+                                                    true,
+                                                    true}),
+                         [](const ::testing::TestParamInfo<ConvCase> &Info) {
+                           return Info.param.Name;
+                         });
+
+fnn_conv2d_desc basicDesc() {
+  fnn_conv2d_desc D{};
+  D.input = shape({1, 3, 8, 8});
+  D.filter = shape({4, 3, 3, 3});
+  D.output = shape({1, 4, 8, 8});
+  D.dtype = FNN_F32;
+  D.layout = FNN_NCHW;
+  D.groups = 1;
+  D.strides[0] = D.strides[1] = 1;
+  D.dilations[0] = D.dilations[1] = 1;
+  for (int64_t &P : D.pads)
+    P = 1;
+  return D;
+}
+
+TEST_F(KernelTest, ConvRejectsBf16) {
+  fnn_conv2d_desc D = basicDesc();
+  D.dtype = FNN_BF16;
+  EXPECT_EQ(fnn_conv2d_create(Device, &D), nullptr);
+  std::string Error = fnn_last_error();
+  EXPECT_NE(Error.find("fnn_conv2d_create"), std::string::npos) << Error;
+  EXPECT_NE(Error.find("dtype"), std::string::npos) << Error;
+  EXPECT_NE(Error.find("1x3x8x8"), std::string::npos) << Error;
+  EXPECT_EQ(Error.find('\n'), std::string::npos) << Error;
+}
+
+TEST_F(KernelTest, ConvRejectsInconsistentOutput) {
+  fnn_conv2d_desc D = basicDesc();
+  D.output = shape({1, 4, 7, 8});
+  EXPECT_EQ(fnn_conv2d_create(Device, &D), nullptr);
+  std::string Error = fnn_last_error();
+  EXPECT_NE(Error.find("output 1x4x7x8"), std::string::npos) << Error;
+}
+
+TEST_F(KernelTest, SuccessClearsLastError) {
+  fnn_conv2d_desc D = basicDesc();
+  D.groups = 2;
+  EXPECT_EQ(fnn_conv2d_create(Device, &D), nullptr);
+  EXPECT_STRNE(fnn_last_error(), "");
+  D.groups = 1;
+  KernelPtr K(fnn_conv2d_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  EXPECT_STREQ(fnn_last_error(), "");
+}
+
+} // namespace

@@ -1,0 +1,102 @@
+//===- KernelTestUtil.h - Helpers for the CPU kernel tests ------*- C++ -*-===//
+
+#ifndef FASTNN_TEST_RUNTIME_KERNELS_KERNELTESTUTIL_H
+#define FASTNN_TEST_RUNTIME_KERNELS_KERNELTESTUTIL_H
+
+#include "fastnn/runtime/abi.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <random>
+#include <vector>
+
+namespace fastnn::test {
+
+inline fnn_shape shape(std::initializer_list<int64_t> Dims) {
+  fnn_shape S{};
+  S.rank = static_cast<int64_t>(Dims.size());
+  int I = 0;
+  for (int64_t D : Dims)
+    S.dims[I++] = D;
+  return S;
+}
+
+inline int64_t numElements(const fnn_shape &S) {
+  int64_t N = 1;
+  for (int64_t I = 0; I < S.rank; ++I)
+    N *= S.dims[I];
+  return N;
+}
+
+inline std::vector<float> randomData(size_t N, unsigned Seed, float Lo = -1.f,
+                                     float Hi = 1.f) {
+  std::mt19937 Gen(Seed);
+  std::uniform_real_distribution<float> Dist(Lo, Hi);
+  std::vector<float> V(N);
+  for (float &X : V)
+    X = Dist(Gen);
+  return V;
+}
+
+/// Relative error against a float64 reference, with magnitudes below 1
+/// treated as 1 so that values near zero are not held to a relative bound.
+inline void expectClose(const std::vector<float> &Got,
+                        const std::vector<double> &Ref, double Tol = 1e-5) {
+  ASSERT_EQ(Got.size(), Ref.size());
+  size_t Bad = 0;
+  for (size_t I = 0; I < Got.size(); ++I) {
+    double Err = std::abs(Got[I] - Ref[I]) / std::max(1.0, std::abs(Ref[I]));
+    if (!(Err <= Tol) && Bad++ < 5)
+      ADD_FAILURE() << "element " << I << ": got " << Got[I] << ", expected "
+                    << Ref[I];
+  }
+  EXPECT_EQ(Bad, 0u) << "elements out of tolerance";
+}
+
+/// NCHW <-> NHWC copies, for running NHWC kernels against NCHW references.
+inline std::vector<float> nchwToNhwc(const std::vector<float> &X, int64_t N,
+                                     int64_t C, int64_t H, int64_t W) {
+  std::vector<float> Y(X.size());
+  for (int64_t A = 0; A < N; ++A)
+    for (int64_t B = 0; B < C; ++B)
+      for (int64_t Hh = 0; Hh < H; ++Hh)
+        for (int64_t Ww = 0; Ww < W; ++Ww)
+          Y[((A * H + Hh) * W + Ww) * C + B] =
+              X[((A * C + B) * H + Hh) * W + Ww];
+  return Y;
+}
+
+inline std::vector<float> nhwcToNchw(const std::vector<float> &X, int64_t N,
+                                     int64_t C, int64_t H, int64_t W) {
+  std::vector<float> Y(X.size());
+  for (int64_t A = 0; A < N; ++A)
+    for (int64_t B = 0; B < C; ++B)
+      for (int64_t Hh = 0; Hh < H; ++Hh)
+        for (int64_t Ww = 0; Ww < W; ++Ww)
+          Y[((A * C + B) * H + Hh) * W + Ww] =
+              X[((A * H + Hh) * W + Ww) * C + B];
+  return Y;
+}
+
+struct KernelDeleter {
+  void operator()(fnn_kernel *K) const { fnn_kernel_destroy(K); }
+};
+using KernelPtr = std::unique_ptr<fnn_kernel, KernelDeleter>;
+
+class KernelTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    Device = fnn_device_create(FNN_DEVICE_CPU, 0);
+    ASSERT_NE(Device, nullptr) << fnn_last_error();
+  }
+  void TearDown() override { fnn_device_destroy(Device); }
+  fnn_device *Device = nullptr;
+};
+
+} // namespace fastnn::test
+
+#endif // FASTNN_TEST_RUNTIME_KERNELS_KERNELTESTUTIL_H
