@@ -1,0 +1,267 @@
+//===- InferMain.cpp - main() of infer.bin --------------------------------===//
+//
+// infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N]
+//           [--seed S]
+//
+// Runs a model compiled with `fastnnc --mode=infer`: reads each input from a
+// .npy file (inputs not given are filled with seeded uniform noise, which is
+// what benchmarks want), runs the model, writes every output as
+// DIR/<name>.npy and prints the time per run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/runtime/model.h"
+#include "fastnn/runtime/npy.h"
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using fastnn::runtime::NpyArray;
+using fastnn::runtime::NpyType;
+
+struct TensorRecord {
+  int64_t kind, dtype;
+  std::vector<int64_t> shape;
+  int64_t offset;
+  std::string name;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "infer.bin: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+std::vector<TensorRecord> readRecords() {
+  std::vector<TensorRecord> records;
+  const int64_t *words = fnn_model_io + 1;
+  for (int64_t i = 0; i < fnn_model_io[0]; ++i, words += FNN_IO_RECORD_WORDS) {
+    TensorRecord record;
+    record.kind = words[0];
+    record.dtype = words[1];
+    record.shape.assign(words + 3, words + 3 + words[2]);
+    record.offset = words[3 + FNN_MAX_RANK];
+    record.name.assign(fnn_model_io_names + words[4 + FNN_MAX_RANK],
+                       words[5 + FNN_MAX_RANK]);
+    records.push_back(record);
+  }
+  return records;
+}
+
+/// The .npy element type of a model tensor; false for types .npy files of
+/// infer.bin do not carry.
+bool npyTypeOf(int64_t dtype, NpyType &type) {
+  switch (dtype) {
+  case FNN_F32:
+    type = NpyType::F32;
+    return true;
+  case FNN_F64:
+    type = NpyType::F64;
+    return true;
+  case FNN_I64:
+    type = NpyType::I64;
+    return true;
+  case FNN_I32:
+    type = NpyType::I32;
+    return true;
+  case FNN_U8:
+    type = NpyType::U8;
+    return true;
+  case FNN_BOOL:
+    type = NpyType::Bool;
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+/// Output names become file names; ONNX names may hold '/' or ':'.
+std::string fileNameFor(const std::string &name) {
+  std::string file;
+  for (char c : name)
+    file += (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+             c == '-' || c == '.')
+                ? c
+                : '_';
+  return file;
+}
+
+void printUsage(const std::vector<TensorRecord> &records) {
+  std::printf("usage: infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] "
+              "[--repeat N] [--seed S]\n\n"
+              "Inputs not given are filled with uniform noise in [-1, 1) "
+              "from the seed.\n");
+  for (const TensorRecord &record : records)
+    std::printf("  %s %s: shape %s\n",
+                record.kind == FNN_IO_INPUT ? "input " : "output",
+                record.name.c_str(), shapeText(record.shape).c_str());
+}
+
+int64_t parseCount(const char *flag, const char *text) {
+  char *end = nullptr;
+  long long value = std::strtoll(text, &end, 10);
+  if (*text == '\0' || *end != '\0' || value < 0)
+    fail(std::string(flag) + " expects a non-negative integer, got '" + text +
+         "'");
+  return value;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::vector<TensorRecord> records = readRecords();
+  std::map<std::string, std::string> inputFiles;
+  std::string outputDir = ".";
+  int64_t repeat = 1, seed = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos)
+        return arg.substr(eq + 1);
+      if (i + 1 >= argc)
+        fail(arg + " expects a value");
+      return argv[++i];
+    };
+    std::string flag = arg.substr(0, arg.find('='));
+    if (arg == "--help" || arg == "-h") {
+      printUsage(records);
+      return 0;
+    } else if (flag == "--input") {
+      std::string spec = value();
+      size_t eq = spec.find('=');
+      if (eq == std::string::npos)
+        fail("--input expects NAME=FILE.npy, got '" + spec + "'");
+      inputFiles[spec.substr(0, eq)] = spec.substr(eq + 1);
+    } else if (flag == "--output-dir") {
+      outputDir = value();
+    } else if (flag == "--repeat") {
+      repeat = std::max<int64_t>(1, parseCount("--repeat", value().c_str()));
+    } else if (flag == "--seed") {
+      seed = parseCount("--seed", value().c_str());
+    } else {
+      fail("unknown argument '" + arg + "' (see --help)");
+    }
+  }
+  for (const auto &[name, file] : inputFiles) {
+    bool known = false;
+    for (const TensorRecord &record : records)
+      known |= record.kind == FNN_IO_INPUT && record.name == name;
+    if (!known)
+      fail("--input " + name + "=" + file +
+           ": the model has no input of that name (see --help)");
+  }
+
+  fnn_device *device = fnn_device_create(FNN_DEVICE_CPU, 0);
+  if (!device)
+    fail(std::string("cannot create the device: ") + fnn_last_error());
+  auto *arena = static_cast<unsigned char *>(
+      fnn_device_alloc(device, static_cast<size_t>(fnn_model_arena_bytes)));
+  if (!arena)
+    fail("cannot allocate the " + std::to_string(fnn_model_arena_bytes) +
+         "-byte arena");
+  if (fnn_model_init(device, arena) != 0)
+    fail(std::string("cannot initialise the model: ") + fnn_last_error());
+
+  std::mt19937_64 random(static_cast<uint64_t>(seed));
+  for (const TensorRecord &record : records) {
+    if (record.kind != FNN_IO_INPUT)
+      continue;
+    NpyType type;
+    if (!npyTypeOf(record.dtype, type))
+      fail("input '" + record.name +
+           "' has an element type .npy files "
+           "cannot hold here");
+    NpyArray array;
+    auto it = inputFiles.find(record.name);
+    if (it != inputFiles.end()) {
+      auto status = fastnn::runtime::readNpy(it->second, array);
+      if (!status.ok())
+        fail(status.message());
+      if (array.Type != type || array.Shape != record.shape)
+        fail(it->second + ": input '" + record.name + "' needs " +
+             fastnn::runtime::npyTypeDescr(type) + " of shape " +
+             shapeText(record.shape) + ", the file holds " +
+             fastnn::runtime::npyTypeDescr(array.Type) + " of shape " +
+             shapeText(array.Shape));
+    } else {
+      array.Type = type;
+      array.Shape = record.shape;
+      array.Data.assign(
+          record.numElements() * fastnn::runtime::npyTypeSize(type), 0);
+      if (type == NpyType::F32) {
+        std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+        auto *values = reinterpret_cast<float *>(array.Data.data());
+        for (int64_t e = 0; e < record.numElements(); ++e)
+          values[e] = uniform(random);
+      }
+    }
+    fnn_copy_to_device(device, arena + record.offset, array.Data.data(),
+                       array.Data.size());
+  }
+
+  // One run to warm caches and thread pools, then the timed ones.
+  fnn_model_run(arena);
+  fnn_device_synchronize(device);
+  auto start = std::chrono::steady_clock::now();
+  for (int64_t r = 0; r < repeat; ++r)
+    fnn_model_run(arena);
+  fnn_device_synchronize(device);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  int64_t batch = 1;
+  for (const TensorRecord &record : records)
+    if (record.kind == FNN_IO_INPUT && !record.shape.empty()) {
+      batch = record.shape[0];
+      break;
+    }
+  std::printf("infer.bin: %lld runs, %.3f ms per run, %.1f images/s (batch "
+              "%lld)\n",
+              static_cast<long long>(repeat), seconds * 1e3 / repeat,
+              batch * repeat / seconds, static_cast<long long>(batch));
+
+  for (const TensorRecord &record : records) {
+    if (record.kind != FNN_IO_OUTPUT)
+      continue;
+    NpyType type;
+    if (!npyTypeOf(record.dtype, type))
+      fail("output '" + record.name +
+           "' has an element type .npy files "
+           "cannot hold here");
+    std::vector<unsigned char> data(record.numElements() *
+                                    fastnn::runtime::npyTypeSize(type));
+    fnn_copy_to_host(device, data.data(), arena + record.offset, data.size());
+    std::string path = outputDir + "/" + fileNameFor(record.name) + ".npy";
+    auto status =
+        fastnn::runtime::writeNpy(path, type, record.shape, data.data());
+    if (!status.ok())
+      fail(status.message());
+  }
+  fnn_model_release();
+  fnn_device_free(device, arena);
+  fnn_device_destroy(device);
+  return 0;
+}
