@@ -95,9 +95,13 @@ void NodeImporter::setOutput(size_t i, Value value) {
     graph.define(nodeProto.output(i), value);
 }
 
+bool NodeImporter::isUsed(size_t i) const {
+  return static_cast<int>(i) < nodeProto.output_size() &&
+         graph.isUsed(nodeProto.output(i));
+}
+
 LogicalResult NodeImporter::requireUnusedOutput(size_t i, StringRef what) {
-  if (static_cast<int>(i) < nodeProto.output_size() &&
-      graph.isUsed(nodeProto.output(i)))
+  if (isUsed(i))
     return error("output " + Twine(i) + " (" + what +
                  ") is used, which fastnn does not support");
   return success();
@@ -301,6 +305,16 @@ LogicalResult GraphImporter::importInitializers() {
         if (i < node.input_size())
           statisticNames.insert(node.input(i));
 
+  // Initializers read only where a constant is required (Clip bounds, a
+  // Reshape's shape, ...) are hyperparameters of the graph, not weights.
+  llvm::StringSet<> readAsWeight;
+  for (const auto &node : graph.node())
+    for (int i = 0; i < node.input_size(); ++i)
+      if (!isConstantOperand(node.op_type(), i))
+        readAsWeight.insert(node.input(i));
+  for (const auto &output : graph.output())
+    readAsWeight.insert(output.name());
+
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     Type elementType = convertElementType(tensor.data_type(), &context);
     if (!elementType)
@@ -308,7 +322,9 @@ LogicalResult GraphImporter::importInitializers() {
              << "initializer '" << tensor.name()
              << "' has an unsupported element type (ONNX data type "
              << tensor.data_type() << ")";
-    if (!isa<FloatType>(elementType)) {
+    bool constant =
+        usedNames.count(tensor.name()) && !readAsWeight.count(tensor.name());
+    if (!isa<FloatType>(elementType) || constant) {
       constantInitializers[tensor.name()] = &tensor;
       continue;
     }

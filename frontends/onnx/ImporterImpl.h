@@ -88,6 +88,8 @@ public:
 
   /// Defines output `i`; an absent optional output is fine.
   void setOutput(size_t i, mlir::Value value);
+  /// True if output `i` exists and something reads it.
+  bool isUsed(size_t i) const;
   /// Fails if output `i` exists and something reads it.
   mlir::LogicalResult requireUnusedOutput(size_t i, llvm::StringRef what);
 
@@ -136,6 +138,11 @@ private:
 };
 
 using OpImporter = mlir::LogicalResult (*)(NodeImporter &);
+
+/// True if operand `index` of `opType` must be a compile-time constant (it
+/// decides a shape or plays an attribute's role). Initializers used only in
+/// such positions are constants of the model, not trainable parameters.
+bool isConstantOperand(llvm::StringRef opType, int index);
 
 /// The importer for an ONNX op type of the default domain, or null.
 OpImporter lookupOpImporter(llvm::StringRef opType);

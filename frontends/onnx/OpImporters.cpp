@@ -376,8 +376,6 @@ LogicalResult importDropout(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
     return failure();
-  if (failed(n.requireUnusedOutput(1, "mask")))
-    return failure();
   double ratio = 0.5;
   if (n.hasInput(1)) {
     FailureOr<double> value = n.constantScalar(1);
@@ -388,6 +386,24 @@ LogicalResult importDropout(NodeImporter &n) {
   // training_mode (input 2) and seed describe how the exporter ran; fastnn
   // decides training behaviour itself and draws from its own seeded RNG.
   (void)n.intAttr("seed", 0);
+  if (n.node().output_size() > 1 && n.isUsed(1)) {
+    // The mask is only defined here when the node is in inference mode,
+    // where it is all true; a training-mode mask is the trainer's.
+    bool training = false;
+    if (n.hasInput(2)) {
+      FailureOr<double> mode = n.constantScalar(2);
+      if (failed(mode))
+        return failure();
+      training = *mode != 0;
+    }
+    if (training && ratio != 0.0)
+      return n.error("the mask output of a training-mode Dropout is not "
+                     "supported");
+    auto maskType =
+        cast<RankedTensorType>(x->getType()).clone(n.builder().getI1Type());
+    n.setOutput(1, ConstantOp::create(n.builder(), n.getLoc(),
+                                      DenseElementsAttr::get(maskType, true)));
+  }
   return defineResult(
       n, n.create<DropoutOp>(
              *x, {namedAttr(n, "ratio", n.builder().getF64FloatAttr(ratio))}));
@@ -826,6 +842,17 @@ Value NodeImporter::untieParameter(Value value) {
   if (node().output_size() == 0 || node().output(0).empty())
     return value;
   return graph.untieParameter(value, node().output(0), loc);
+}
+
+bool isConstantOperand(StringRef opType, int index) {
+  static const llvm::StringMap<std::vector<int>> positions = {
+      {"Clip", {1, 2}},   {"Dropout", {1, 2}}, {"Pad", {1, 2}},
+      {"ReduceMax", {1}}, {"ReduceMean", {1}}, {"ReduceMin", {1}},
+      {"ReduceSum", {1}}, {"Reshape", {1}},    {"Slice", {1, 2, 3, 4}},
+      {"Squeeze", {1}},   {"Unsqueeze", {1}},
+  };
+  auto it = positions.find(opType);
+  return it != positions.end() && llvm::is_contained(it->second, index);
 }
 
 OpImporter lookupOpImporter(StringRef opType) {

@@ -6,7 +6,8 @@
 // Runs a model compiled with `fastnnc --mode=infer`: reads each input from a
 // .npy file (inputs not given are filled with seeded uniform noise, which is
 // what benchmarks want), runs the model, writes every output as
-// DIR/<name>.npy and prints the time per run.
+// DIR/<name>.npy and prints the time per run. bfloat16 tensors travel as
+// uint16 arrays of their bits, since numpy has no bfloat16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,11 +74,24 @@ bool npyTypeOf(int64_t dtype, NpyType &type) {
   case FNN_F64:
     type = NpyType::F64;
     return true;
+  case FNN_F16:
+    type = NpyType::F16;
+    return true;
+  case FNN_BF16:
+    // numpy has no bfloat16; the raw bits travel as uint16.
+    type = NpyType::U16;
+    return true;
   case FNN_I64:
     type = NpyType::I64;
     return true;
   case FNN_I32:
     type = NpyType::I32;
+    return true;
+  case FNN_I16:
+    type = NpyType::I16;
+    return true;
+  case FNN_I8:
+    type = NpyType::I8;
     return true;
   case FNN_U8:
     type = NpyType::U8;

@@ -29,8 +29,10 @@ struct TypeInfo {
 };
 constexpr TypeInfo Types[] = {
     {NpyType::F32, "<f4", 4}, {NpyType::F64, "<f8", 8},
-    {NpyType::I64, "<i8", 8}, {NpyType::I32, "<i4", 4},
-    {NpyType::U8, "|u1", 1},  {NpyType::Bool, "|b1", 1}};
+    {NpyType::F16, "<f2", 2}, {NpyType::I64, "<i8", 8},
+    {NpyType::I32, "<i4", 4}, {NpyType::I16, "<i2", 2},
+    {NpyType::I8, "|i1", 1},  {NpyType::U8, "|u1", 1},
+    {NpyType::U16, "<u2", 2}, {NpyType::Bool, "|b1", 1}};
 
 const TypeInfo &info(NpyType Type) {
   for (const TypeInfo &T : Types)

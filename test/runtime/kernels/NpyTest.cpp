@@ -61,8 +61,9 @@ std::string errorOf(const std::string &Path) {
 }
 
 TEST_F(NpyTest, RoundTripsEveryType) {
-  for (NpyType T : {NpyType::F32, NpyType::F64, NpyType::I64, NpyType::I32,
-                    NpyType::U8, NpyType::Bool}) {
+  for (NpyType T :
+       {NpyType::F32, NpyType::F64, NpyType::F16, NpyType::I64, NpyType::I32,
+        NpyType::I16, NpyType::I8, NpyType::U8, NpyType::U16, NpyType::Bool}) {
     std::vector<int64_t> Shape = {2, 3, 4};
     std::vector<unsigned char> Data(24 * npyTypeSize(T));
     for (size_t I = 0; I < Data.size(); ++I)

@@ -2,9 +2,9 @@
 //
 // infer.bin reads its inputs and writes its outputs as .npy files. Supported:
 // format versions 1.0, 2.0 and 3.0, C order, little-endian element types
-// '<f4' '<f8' '<i8' '<i4' '|u1' '|b1'. Every failure is one line naming the
-// file, the byte offset and what is wrong; a corrupt header never causes an
-// allocation larger than the file.
+// '<f4' '<f8' '<f2' '<i8' '<i4' '<i2' '|i1' '|u1' '<u2' '|b1'. Every failure is
+// one line naming the file, the byte offset and what is wrong; a corrupt header
+// never causes an allocation larger than the file.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +22,8 @@ namespace fastnn::runtime {
 
 using fastnn::data::Status;
 
-enum class NpyType { F32, F64, I64, I32, U8, Bool };
+/// numpy has no bfloat16: bf16 tensors travel as their raw bits in U16.
+enum class NpyType { F32, F64, F16, I64, I32, I16, I8, U8, U16, Bool };
 
 /// Bytes per element.
 size_t npyTypeSize(NpyType Type);

@@ -1,0 +1,211 @@
+"""Runs the ONNX backend node tests of the operators fastnn must support.
+
+For every generated node test whose operators are all supported, compiles
+model.onnx with `fastnnc --mode=infer`, runs the executable on each
+test_data_set's inputs and compares its outputs with the expected ones using
+the backend suite's tolerances (rtol 1e-3, atol 1e-7). Tests listed in
+excluded.txt are skipped with their reason. Prints one line per failure and
+the counts; exits 1 if a test that is not excluded fails.
+
+fastnn compiles static shapes, so operands that decide shapes or are
+attributes in disguise (Reshape's shape, Slice's starts/ends/axes/steps,
+Squeeze/Unsqueeze/Reduce* axes, Pad's pads and value, Clip's bounds,
+Dropout's ratio and mode) must be constants. The node tests feed them as
+graph inputs; for each data set the driver makes them initializers holding
+that data set's values, which is what an exporter writes for a real model.
+"""
+import argparse
+import concurrent.futures
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+# The operators of the CPU-backend issue; a test is "of" one of these when its
+# graph's first node is one.
+REQUIRED_OPS = {
+    "Conv", "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
+    "GlobalMaxPool", "Gemm", "MatMul", "Relu", "LeakyRelu", "Clip", "Sigmoid",
+    "Tanh", "Softmax", "LogSoftmax", "Add", "Sub", "Mul", "Div", "Sqrt", "Exp",
+    "Log", "Neg", "Abs", "Concat", "Reshape", "Flatten", "Transpose", "Pad",
+    "Dropout", "ReduceMean", "ReduceSum", "ReduceMax", "Identity", "Constant",
+    "Cast", "Squeeze", "Unsqueeze", "Slice", "Gather", "Shape",
+}
+
+
+# Operand positions that must be compile-time constants.
+CONSTANT_OPERANDS = {
+    "Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,), "Unsqueeze": (1,),
+    "Pad": (1, 2), "Clip": (1, 2), "Dropout": (1, 2), "ReduceSum": (1,),
+    "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
+}
+
+
+def read_tensor(path):
+    tensor = onnx.TensorProto()
+    tensor.ParseFromString(path.read_bytes())
+    return numpy_helper.to_array(tensor)
+
+
+def is_bfloat16(value_info):
+    return value_info.type.tensor_type.elem_type == onnx.TensorProto.BFLOAT16
+
+
+def to_bfloat16_bits(array):
+    """numpy has no bfloat16; infer.bin exchanges its bits as uint16 (and
+    onnx's numpy_helper already returns bfloat16 tensors that way)."""
+    if array.dtype == np.uint16:
+        return array
+    return (array.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def from_bfloat16_bits(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def bake_constant_inputs(model, inputs, data_set):
+    """Returns (model, runtime input names): inputs in constant positions
+    become initializers with the data set's values."""
+    constant = set()
+    for node in model.graph.node:
+        for position in CONSTANT_OPERANDS.get(node.op_type, ()):
+            if position < len(node.input) and node.input[position] in inputs:
+                constant.add(node.input[position])
+    if not constant:
+        return model, inputs
+    baked = onnx.ModelProto()
+    baked.CopyFrom(model)
+    kept = [i for i in baked.graph.input if i.name not in constant]
+    del baked.graph.input[:]
+    baked.graph.input.extend(kept)
+    for i, name in enumerate(inputs):
+        if name in constant:
+            value = read_tensor(data_set / f"input_{i}.pb")
+            baked.graph.initializer.append(numpy_helper.from_array(value, name))
+    return baked, [name for name in inputs if name not in constant]
+
+
+def load_exclusions(path):
+    exclusions = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, reason = line.partition(" ")
+            exclusions[name] = reason.strip()
+    return exclusions
+
+
+def compile_model(model_path, exe, fastnnc):
+    compiled = subprocess.run(
+        [fastnnc, str(model_path), "--mode=infer", "-o", str(exe)],
+        capture_output=True, text=True)
+    if compiled.returncode != 0:
+        return "compile: " + compiled.stderr.strip().replace("\n", " | ")
+    return None
+
+
+def run_test(test_dir, fastnnc, work):
+    """Returns None on success, else a one-line reason."""
+    model = onnx.load(str(test_dir / "model.onnx"))
+    initializers = {t.name for t in model.graph.initializer}
+    all_inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    bf16_inputs = {i.name for i in model.graph.input if is_bfloat16(i)}
+    outputs = [o.name for o in model.graph.output]
+    bf16_outputs = {o.name for o in model.graph.output if is_bfloat16(o)}
+    compiled_once = None
+    for data_set in sorted(test_dir.glob("test_data_set_*")):
+        out_dir = work / (test_dir.name + "." + data_set.name)
+        out_dir.mkdir(exist_ok=True)
+        baked, inputs = bake_constant_inputs(model, all_inputs, data_set)
+        if baked is model:
+            exe = work / (test_dir.name + ".bin")
+            if compiled_once is None:
+                compiled_once = compile_model(test_dir / "model.onnx", exe, fastnnc) or ""
+            error = compiled_once or None
+        else:
+            exe = out_dir / "model.bin"
+            onnx.save(baked, str(out_dir / "model.onnx"))
+            error = compile_model(out_dir / "model.onnx", exe, fastnnc)
+        if error:
+            return error
+        args = [str(exe), "--output-dir", str(out_dir)]
+        for i, name in enumerate(all_inputs):
+            if name not in inputs:
+                continue
+            npy = out_dir / f"input_{i}.npy"
+            value = read_tensor(data_set / f"input_{i}.pb")
+            np.save(npy, to_bfloat16_bits(value) if name in bf16_inputs else value)
+            args += ["--input", f"{name}={npy}"]
+        ran = subprocess.run(args, capture_output=True, text=True)
+        if ran.returncode != 0:
+            return "run: " + ran.stderr.strip().replace("\n", " | ")
+        for i, name in enumerate(outputs):
+            expected = read_tensor(data_set / f"output_{i}.pb")
+            if name in bf16_outputs:
+                expected = from_bfloat16_bits(to_bfloat16_bits(expected))
+            safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in name)
+            actual = np.load(out_dir / f"{safe}.npy")
+            if name in bf16_outputs:
+                actual = from_bfloat16_bits(actual)
+            if actual.shape != expected.shape:
+                return f"output {name}: shape {actual.shape}, expected {expected.shape}"
+            try:
+                np.testing.assert_allclose(actual, expected, rtol=1e-3, atol=1e-7)
+            except AssertionError as e:
+                worst = str(e).strip().splitlines()
+                return f"output {name}: " + " ".join(w.strip() for w in worst[:4])
+    return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--tests", required=True, help="generated node tests")
+    parser.add_argument("--fastnnc", required=True)
+    parser.add_argument("--excluded", default=str(Path(__file__).with_name("excluded.txt")))
+    parser.add_argument("--filter", default="", help="only tests containing this")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+
+    exclusions = load_exclusions(args.excluded)
+    selected, excluded = [], []
+    def tested_op(test_dir):
+        """The op a test exercises: its single node's, or for an
+        `_expanded` variant the op of the test it expands."""
+        base = test_dir.parent / test_dir.name.removesuffix("_expanded")
+        if not (base / "model.onnx").exists():
+            return None
+        nodes = onnx.load(str(base / "model.onnx"), load_external_data=False).graph.node
+        return nodes[0].op_type if len(nodes) == 1 else None
+
+    for test_dir in sorted(Path(args.tests).iterdir()):
+        if args.filter not in test_dir.name or tested_op(test_dir) not in REQUIRED_OPS:
+            continue
+        if test_dir.name in exclusions:
+            excluded.append((test_dir.name, exclusions[test_dir.name]))
+        else:
+            selected.append(test_dir)
+
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="onnx-node-tests-") as work:
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+            results = pool.map(lambda t: (t.name, run_test(t, args.fastnnc, Path(work))),
+                               selected)
+            for name, reason in results:
+                if reason:
+                    failures.append(name)
+                    print(f"FAIL {name}: {reason}")
+    for name, reason in excluded:
+        print(f"EXCLUDED {name}: {reason}")
+    passed = len(selected) - len(failures)
+    print(f"onnx-node-tests: {passed} passed, {len(failures)} failed, "
+          f"{len(excluded)} skipped")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
