@@ -1,0 +1,100 @@
+// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+
+// A relu after conv becomes the conv's post-op, a reshape takes no memory,
+// and a vector add after matmul becomes the matmul's bias: two kernels and
+// no loop.
+
+// CHECK-LABEL: module
+// CHECK-DAG: llvm.mlir.global internal constant @fnn_desc_0(dense<[4, 1, 1, 4, 4, 0, 0, 4, 4, 1, 3, 3, 0, 0, 4, 1, 4, 4, 4, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]> : tensor<34xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @fnn_desc_1(dense<[2, 1, 64, 0, 0, 0, 0, 2, 10, 64, 0, 0, 0, 0, 2, 1, 10, 0, 0, 0, 0, 0, 0, 1, 1, 0]> : tensor<26xi64>)
+// CHECK: func.func @fnn_model_init(
+// CHECK: llvm.call @fnn_copy_to_device
+// CHECK: llvm.call @fnn_conv2d_create
+// CHECK: llvm.call @fnn_matmul_create
+// CHECK: func.func @fnn_model_run(
+// CHECK-NOT: linalg.generic
+// CHECK: llvm.call @fnn_conv2d_forward
+// CHECK-NOT: linalg.generic
+// CHECK: llvm.call @fnn_matmul_forward
+// CHECK-NEXT: return
+// CHECK: func.func @fnn_model_release(
+// CHECK-COUNT-2: llvm.call @fnn_kernel_destroy
+// CHECK-NOT: fastnn.
+fastnn.parameter @w trainable = dense<1.0> : tensor<4x1x3x3xf32>
+fastnn.parameter @fcw trainable = dense<1.0> : tensor<10x64xf32>
+fastnn.parameter @fcb trainable = dense<0.5> : tensor<10xf32>
+func.func @forward(%x: tensor<1x1x4x4xf32> {fastnn.name = "images"}) -> (tensor<1x10xf32> {fastnn.name = "logits"}) {
+  %w = fastnn.param @w : tensor<4x1x3x3xf32>
+  %fcw = fastnn.param @fcw : tensor<10x64xf32>
+  %fcb = fastnn.param @fcb : tensor<10xf32>
+  %c = fastnn.conv2d %x, %w {pads = array<i64: 1, 1, 1, 1>} : (tensor<1x1x4x4xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x4x4xf32>
+  %r = fastnn.relu %c : tensor<1x4x4x4xf32>
+  %f = fastnn.reshape %r : tensor<1x4x4x4xf32> -> tensor<1x64xf32>
+  %m = fastnn.matmul %f, %fcw {transpose_b} : (tensor<1x64xf32>, tensor<10x64xf32>) -> tensor<1x10xf32>
+  %y = fastnn.add %m, %fcb : (tensor<1x10xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+  return %y : tensor<1x10xf32>
+}
+
+// -----
+
+// Buffers whose lifetimes do not overlap share memory: exp's result is dead
+// once neg has read it, so sqrt's result takes its bytes. The input and the
+// output stay live for the whole run.
+
+// CHECK-LABEL: module
+// CHECK: llvm.mlir.global external constant @fnn_model_arena_bytes(12288 : i64)
+// CHECK: llvm.mlir.global external constant @fnn_model_io(dense<[2, 0, 0, 2, 1, 1024, 0, 0, 0, 0, [[IN:[0-9]+]], 0, 1, 1, 0, 2, 1, 1024, 0, 0, 0, 0, [[OUT:[0-9]+]], 1, 1]> : tensor<25xi64>)
+// CHECK: llvm.mlir.global external constant @fnn_model_io_names("xy")
+func.func @forward(%x: tensor<1x1024xf32> {fastnn.name = "x"}) -> (tensor<1x1024xf32> {fastnn.name = "y"}) {
+  %a = fastnn.exp %x : tensor<1x1024xf32>
+  %b = fastnn.neg %a : tensor<1x1024xf32>
+  %c = fastnn.sqrt %b : tensor<1x1024xf32>
+  return %c : tensor<1x1024xf32>
+}
+
+// -----
+
+// Elementwise ops are linalg loops over views of the arena; a size-1
+// dimension broadcasts by reading index 0.
+
+// CHECK-LABEL: #map1 = affine_map<(d0, d1) -> (0, d1)>
+// CHECK: func.func @fnn_model_run(
+// CHECK: %[[ARENA:.*]] = builtin.unrealized_conversion_cast %{{.*}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<{{[0-9]+}}xi8>
+// CHECK: %[[A:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<2x3xf32>
+// CHECK: %[[B:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<1x3xf32>
+// CHECK: %[[C:.*]] = memref.view %[[ARENA]][%{{.*}}][] : memref<{{[0-9]+}}xi8> to memref<2x3xf32>
+// CHECK: linalg.generic {indexing_maps = [#map, #map1, #map], iterator_types = ["parallel", "parallel"]} ins(%[[A]], %[[B]] : memref<2x3xf32>, memref<1x3xf32>) outs(%[[C]] : memref<2x3xf32>)
+// CHECK: arith.addf
+func.func @forward(%a: tensor<2x3xf32>, %b: tensor<1x3xf32>) -> tensor<2x3xf32> {
+  %c = fastnn.add %a, %b : (tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+  return %c : tensor<2x3xf32>
+}
+
+// -----
+
+// Data movement: concat copies each input into a subview of the output;
+// constant padding fills, then copies the interior; slices and gathers read
+// through computed indices.
+
+// CHECK: func.func @fnn_model_run(
+// CHECK: memref.subview %{{.*}}[0, 0] [2, 3] [1, 1]
+// CHECK: linalg.copy
+// CHECK: memref.subview %{{.*}}[0, 3] [2, 1] [1, 1]
+// CHECK: linalg.copy
+// CHECK: linalg.fill
+// CHECK: memref.subview %{{.*}}[1, 0] [2, 4] [1, 1]
+// CHECK: linalg.copy
+// CHECK: linalg.generic
+// CHECK: linalg.index 0
+// CHECK: memref.load
+// CHECK: linalg.generic
+// CHECK: memref.load
+// CHECK: arith.index_cast
+// CHECK: memref.load
+func.func @forward(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %i: tensor<2xi64>) -> (tensor<4x4xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %c = fastnn.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x4xf32>
+  %p = fastnn.pad %c {pads = array<i64: 1, 0, 1, 0>, value = 2.0 : f64} : tensor<2x4xf32> -> tensor<4x4xf32>
+  %s = fastnn.slice %a {offsets = array<i64: 0, 2>, steps = array<i64: 1, -2>} : tensor<2x3xf32> -> tensor<2x2xf32>
+  %g = fastnn.gather %a, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x2xf32>
+  return %p, %s, %g : tensor<4x4xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+}

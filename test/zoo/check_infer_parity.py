@@ -1,0 +1,105 @@
+"""Zoo parity of infer.bin with ONNX Runtime and PyTorch (CPU-backend issue).
+
+Exports a zoo model, compiles it with `fastnnc --mode=infer`, runs infer.bin
+on a seeded random batch, and compares every output with
+  - ONNX Runtime on the same ONNX file, with its training-mode nodes switched
+    to inference (batch norm on running statistics, dropout off: the
+    semantics infer.bin implements for training exports), and
+  - the PyTorch definition of the model, same seeded weights, in eval mode.
+The error measure is max|fastnn - reference| / max|reference| per output;
+it must be at most 1e-4 (fp32).
+"""
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime
+import torch
+
+TOLERANCE = 1e-4
+onnxruntime.set_default_logger_severity(3)
+
+
+def inference_copy(model):
+    """The model with BatchNormalization and Dropout in inference mode."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = model.graph
+    graph.initializer.append(
+        onnx.numpy_helper.from_array(np.array(False), "fastnn_inference_mode"))
+    for node in graph.node:
+        if node.op_type == "BatchNormalization":
+            for attribute in node.attribute:
+                if attribute.name == "training_mode":
+                    attribute.i = 0
+            del node.output[1:]
+        elif node.op_type == "Dropout" and len(node.input) > 2:
+            node.input[2] = "fastnn_inference_mode"
+    return model
+
+
+def relative_error(actual, expected):
+    return float(np.max(np.abs(actual - expected)) / max(np.max(np.abs(expected)), 1e-30))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--zoo", required=True, help="tools/zoo directory")
+    parser.add_argument("--fastnnc", required=True)
+    parser.add_argument("--batch-size", type=int, default=2)
+    args = parser.parse_args()
+
+    sys.path.insert(0, args.zoo)
+    from fastnn_zoo.onnx_export import build_model, export_model, output_names
+
+    with tempfile.TemporaryDirectory(prefix=f"parity-{args.model}-") as tmp:
+        tmp = Path(tmp)
+        onnx_file = tmp / "model.onnx"
+        export_model(args.model, str(onnx_file))
+        exe = tmp / "infer.bin"
+        subprocess.run([args.fastnnc, str(onnx_file), "--mode=infer",
+                        f"--batch-size={args.batch_size}", "-o", str(exe)],
+                       check=True)
+
+        torch_model, config = build_model(args.model)
+        torch_model.eval()
+        shape = (args.batch_size, config["channels"], config["image_size"],
+                 config["image_size"])
+        images = np.random.RandomState(1).uniform(-1, 1, shape).astype(np.float32)
+        np.save(tmp / "images.npy", images)
+        subprocess.run([str(exe), "--input", f"images={tmp / 'images.npy'}",
+                        "--output-dir", str(tmp)], check=True, stdout=subprocess.DEVNULL)
+        names = output_names(args.model)
+        ours = [np.load(tmp / f"{name}.npy") for name in names]
+
+        session = onnxruntime.InferenceSession(
+            inference_copy(onnx.load(str(onnx_file))).SerializeToString(),
+            providers=["CPUExecutionProvider"])
+        ort = session.run(names, {"images": images})
+
+        with torch.no_grad():
+            reference = torch_model(torch.from_numpy(images))
+        if not isinstance(reference, (tuple, list)):
+            reference = [reference]
+        # Eval-mode inception models return no aux logits (None).
+        reference = [None if r is None else r.numpy() for r in reference]
+
+        failed = False
+        for i, name in enumerate(names):
+            against = {"onnxruntime": ort[i]}
+            if i < len(reference) and reference[i] is not None:
+                against["pytorch"] = reference[i]
+            for peer, expected in against.items():
+                error = relative_error(ours[i], expected)
+                verdict = "ok" if error <= TOLERANCE else "FAIL"
+                failed |= error > TOLERANCE
+                print(f"{args.model} {name} vs {peer}: relative error {error:.2e} {verdict}")
+        sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
