@@ -1,0 +1,113 @@
+// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+
+// Pools: kind, count_include_pad, kernel, strides, pads, dilations, in the
+// order of fnn_pool2d_desc.
+
+// CHECK-DAG: dense<[4, 1, 2, 5, 5, 0, 0, 4, 1, 2, 3, 3, 0, 0, 0, 0, 0, 0, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1]> : tensor<28xi64>
+// CHECK-DAG: dense<[4, 1, 2, 5, 5, 0, 0, 4, 1, 2, 3, 3, 0, 0, 0, 0, 1, 1, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1]> : tensor<28xi64>
+// CHECK: llvm.call @fnn_pool2d_forward
+// CHECK: llvm.call @fnn_pool2d_forward
+func.func @forward(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>) {
+  %m = fastnn.max_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>
+  %a = fastnn.avg_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, count_include_pad} : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>
+  return %m, %a : tensor<1x2x3x3xf32>, tensor<1x2x3x3xf32>
+}
+
+// -----
+
+// Batch norm absorbs a following relu; epsilon is stored bit for bit
+// (1.0e-3 is 0x3F50624DD2F1A9FC = 4562254508917369340).
+
+// CHECK: dense<[4, 1, 3, 2, 2, 0, 0, 0, 0, 1, 4562254508917369340]> : tensor<11xi64>
+// CHECK: func.func @fnn_model_run
+// CHECK: llvm.call @fnn_batch_norm_forward
+// CHECK-NOT: linalg.generic
+// CHECK: return
+fastnn.parameter @s trainable = dense<1.0> : tensor<3xf32>
+fastnn.parameter @b trainable = dense<0.0> : tensor<3xf32>
+fastnn.parameter @m statistic = dense<0.0> : tensor<3xf32>
+fastnn.parameter @v statistic = dense<1.0> : tensor<3xf32>
+func.func @forward(%x: tensor<1x3x2x2xf32>) -> tensor<1x3x2x2xf32> {
+  %s = fastnn.param @s : tensor<3xf32>
+  %b = fastnn.param @b : tensor<3xf32>
+  %m = fastnn.param @m : tensor<3xf32>
+  %v = fastnn.param @v : tensor<3xf32>
+  %y = fastnn.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-3 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+  %r = fastnn.relu %y : tensor<1x3x2x2xf32>
+  return %r : tensor<1x3x2x2xf32>
+}
+
+// -----
+
+// A relu whose input has another user stays a loop.
+
+// CHECK: llvm.call @fnn_conv2d_forward
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+fastnn.parameter @w trainable = dense<1.0> : tensor<2x1x1x1xf32>
+func.func @forward(%x: tensor<1x1x2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) {
+  %w = fastnn.param @w : tensor<2x1x1x1xf32>
+  %c = fastnn.conv2d %x, %w : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %r = fastnn.relu %c : tensor<1x2x2x2xf32>
+  return %c, %r : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// LRN, softmax, log-softmax and reductions are kernels; a reduction without
+// keepdims writes the keepdims shape into the same bytes.
+
+// CHECK-DAG: llvm.call @fnn_lrn_create
+// CHECK-DAG: dense<[2, 2, 5, 0, 0, 0, 0, 0, 1, 0]> : tensor<10xi64>
+// CHECK-DAG: dense<[2, 2, 5, 0, 0, 0, 0, 0, 1, 1]> : tensor<10xi64>
+// CHECK-DAG: dense<[2, 2, 5, 0, 0, 0, 0, 2, 2, 1, 0, 0, 0, 0, 0, 1]> : tensor<16xi64>
+// CHECK: func.func @fnn_model_run
+// CHECK: llvm.call @fnn_lrn_forward
+// CHECK: llvm.call @fnn_softmax_forward
+// CHECK: llvm.call @fnn_softmax_forward
+// CHECK: llvm.call @fnn_reduce_forward
+func.func @forward(%x: tensor<1x4x2x2xf32>, %l: tensor<2x5xf32>) -> (tensor<1x4x2x2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2xf32>) {
+  %n = fastnn.lrn %x {size = 3 : i64} : tensor<1x4x2x2xf32>
+  %s = fastnn.softmax %l {axis = 1 : i64} : tensor<2x5xf32>
+  %ls = fastnn.log_softmax %l {axis = 1 : i64} : tensor<2x5xf32>
+  %r = fastnn.reduce_mean %l {axes = array<i64: 1>} : tensor<2x5xf32> -> tensor<2xf32>
+  return %n, %s, %ls, %r : tensor<1x4x2x2xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Casts pick the arith conversion for the pair of types.
+
+// CHECK: arith.fptosi %{{.*}} : f32 to i64
+// CHECK: arith.sitofp %{{.*}} : i64 to f32
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.cmpf une
+func.func @forward(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xi64>, tensor<4xf32>, tensor<4xbf16>, tensor<4xi1>) {
+  %a = fastnn.cast %x {to = i64} : tensor<4xf32> -> tensor<4xi64>
+  %b = fastnn.cast %i {to = f32} : tensor<4xi64> -> tensor<4xf32>
+  %c = fastnn.cast %x {to = bf16} : tensor<4xf32> -> tensor<4xbf16>
+  %d = fastnn.cast %x {to = i1} : tensor<4xf32> -> tensor<4xi1>
+  return %a, %b, %c, %d : tensor<4xi64>, tensor<4xf32>, tensor<4xbf16>, tensor<4xi1>
+}
+
+// -----
+
+// Transpose is linalg.transpose; reflect and edge padding compute source
+// indices.
+
+// CHECK: linalg.transpose
+// CHECK-SAME: permutation = [1, 0]
+// CHECK: linalg.generic
+// CHECK: arith.subi
+// CHECK: arith.select
+// CHECK: memref.load
+// CHECK: linalg.generic
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: memref.load
+func.func @forward(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<2x7xf32>, tensor<2x7xf32>) {
+  %t = fastnn.transpose %x {permutation = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  %r = fastnn.pad %x {pads = array<i64: 0, 2, 0, 2>, mode = #fastnn.pad_mode<reflect>} : tensor<2x3xf32> -> tensor<2x7xf32>
+  %e = fastnn.pad %x {pads = array<i64: 0, 2, 0, 2>, mode = #fastnn.pad_mode<edge>} : tensor<2x3xf32> -> tensor<2x7xf32>
+  return %t, %r, %e : tensor<3x2xf32>, tensor<2x7xf32>, tensor<2x7xf32>
+}
