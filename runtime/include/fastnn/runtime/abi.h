@@ -182,6 +182,109 @@ typedef struct fnn_reduce_desc {
 fnn_kernel *fnn_reduce_create(fnn_device *device, const fnn_reduce_desc *desc);
 void fnn_reduce_forward(fnn_kernel *kernel, const void *input, void *output);
 
+
+/*===----------------------------------------------------------------------===*
+ * Training kernels
+ *
+ * Backward kernels take the descriptor of their forward op. Where the
+ * backward pass needs state the forward pass saved (max-pooling argmax,
+ * LRN's scale), the forward kernel is created for training and keeps that
+ * state itself (allocated at create time), and the backward kernel is
+ * created from the forward kernel; the arena holds only tensors the compiler
+ * can size.
+ *===----------------------------------------------------------------------===*/
+
+/* Gradients of a convolution; any output pointer may be NULL when that
+ * gradient is not needed. grad_bias sums grad_output over N, H, W. The
+ * desc's post_op must be FNN_POST_NONE (the compiler applies the relu
+ * gradient itself). */
+fnn_kernel *fnn_conv2d_backward_create(fnn_device *device,
+                                       const fnn_conv2d_desc *desc);
+void fnn_conv2d_backward(fnn_kernel *kernel, const void *input,
+                         const void *filter, const void *grad_output,
+                         void *grad_input, void *grad_filter,
+                         void *grad_bias);
+
+/* Pooling for training: the forward kernel saves what its backward needs
+ * (the argmax of max pooling). */
+fnn_kernel *fnn_pool2d_train_create(fnn_device *device,
+                                    const fnn_pool2d_desc *desc);
+fnn_kernel *fnn_pool2d_backward_create(fnn_device *device,
+                                       const fnn_pool2d_desc *desc,
+                                       fnn_kernel *forward);
+/* fnn_pool2d_forward runs a training pooling kernel too. */
+void fnn_pool2d_backward(fnn_kernel *kernel, const void *grad_output,
+                         void *grad_input);
+
+/* Batch normalisation in training mode: normalises with the batch's mean
+ * and (biased) variance and writes them, per channel. */
+fnn_kernel *fnn_batch_norm_train_create(fnn_device *device,
+                                        const fnn_batch_norm_desc *desc);
+void fnn_batch_norm_train_forward(fnn_kernel *kernel, const void *input,
+                                  const void *scale, const void *shift,
+                                  void *output, void *mean, void *variance);
+/* Gradients of training-mode batch norm from the saved batch statistics. */
+fnn_kernel *fnn_batch_norm_backward_create(fnn_device *device,
+                                           const fnn_batch_norm_desc *desc);
+void fnn_batch_norm_backward(fnn_kernel *kernel, const void *input,
+                             const void *scale, const void *mean,
+                             const void *variance, const void *grad_output,
+                             void *grad_input, void *grad_scale,
+                             void *grad_shift);
+
+fnn_kernel *fnn_lrn_train_create(fnn_device *device, const fnn_lrn_desc *desc);
+fnn_kernel *fnn_lrn_backward_create(fnn_device *device,
+                                    const fnn_lrn_desc *desc,
+                                    fnn_kernel *forward);
+/* fnn_lrn_forward runs a training LRN kernel too. */
+void fnn_lrn_backward(fnn_kernel *kernel, const void *input,
+                      const void *grad_output, void *grad_input);
+
+/* Optimizer updates with TensorFlow 1.x tf.train semantics (the FastNN
+ * zoo's). Slots are tensors of the parameter's shape the compiler allocates
+ * and initialises; per kind, in order:
+ *   SGD       none
+ *   MOMENTUM  accumulation = 0                    (use_nesterov optional)
+ *   RMSPROP   ms = 1.0, mom = 0                   (epsilon inside the sqrt)
+ *   ADAM      m = 0, v = 0                        (bias-corrected step size)
+ *   ADAGRAD   accumulator = initial_accumulator_value
+ *   ADADELTA  accum = 0, accum_update = 0
+ *   FTRL      accum = initial_accumulator_value, linear = 0
+ *   ADAMW     m = 0, v = 0   (BERT's AdamWeightDecay: decoupled decay of
+ *                             weight_decay_rate, no bias correction)
+ * learning_rate (float) and step (int64_t, the 1-based number of this update)
+ * are read through device pointers so that a loop running on the device can
+ * advance them. */
+enum fnn_optimizer_kind {
+  FNN_OPT_SGD = 0,
+  FNN_OPT_MOMENTUM = 1,
+  FNN_OPT_RMSPROP = 2,
+  FNN_OPT_ADAM = 3,
+  FNN_OPT_ADAGRAD = 4,
+  FNN_OPT_ADADELTA = 5,
+  FNN_OPT_FTRL = 6,
+  FNN_OPT_ADAMW = 7
+};
+
+typedef struct fnn_optimizer_desc {
+  int64_t kind, dtype, num_elements, use_nesterov;
+  double momentum;          /* MOMENTUM */
+  double rho;               /* ADADELTA */
+  double beta1, beta2;      /* ADAM, ADAMW */
+  double epsilon;           /* RMSPROP, ADAM, ADADELTA, ADAMW */
+  double decay;             /* RMSPROP (its momentum is `momentum`) */
+  double initial_accumulator_value; /* ADAGRAD, FTRL */
+  double learning_rate_power, l1, l2; /* FTRL */
+  double weight_decay_rate; /* ADAMW */
+} fnn_optimizer_desc;
+
+fnn_kernel *fnn_optimizer_create(fnn_device *device,
+                                 const fnn_optimizer_desc *desc);
+/* Updates param (and the slots) in place from grad. Unused slots are NULL. */
+void fnn_optimizer_apply(fnn_kernel *kernel, void *param, const void *grad,
+                         void *slot0, void *slot1, const void *learning_rate,
+                         const void *step);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
