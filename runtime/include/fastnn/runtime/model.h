@@ -17,6 +17,11 @@ extern "C" {
 #endif
 
 enum fnn_io_kind { FNN_IO_INPUT = 0, FNN_IO_OUTPUT = 1 };
+enum fnn_state_role {
+  FNN_STATE_TRAINABLE = 0,
+  FNN_STATE_STATISTIC = 1,
+  FNN_STATE_SLOT = 2
+};
 
 /* Words of one record of fnn_model_io: kind, dtype (enum fnn_dtype), rank,
  * dims[FNN_MAX_RANK], arena byte offset, name offset and name length in
@@ -28,6 +33,24 @@ extern const int64_t fnn_model_arena_bytes;
 extern const int64_t fnn_model_io[];
 /* Names of the inputs and outputs, concatenated without terminators. */
 extern const char fnn_model_io_names[];
+
+/* The model's state: parameters, batch-norm statistics and optimizer slots,
+ * what a checkpoint saves. fnn_model_state[0] is the number of records; each
+ * has the layout of an fnn_model_io record with kind replaced by the role
+ * (enum fnn_state_role), names in fnn_model_state_names. */
+extern const int64_t fnn_model_state[];
+extern const char fnn_model_state_names[];
+
+/* The hyperparameters the model was compiled with, as "key=value" lines;
+ * NUL-terminated. Empty for inference models. */
+extern const char fnn_model_config[];
+
+/* A training model (fastnnc without --mode=infer) is one training step:
+ * inputs "images", "labels" (int64 class indices), "learning_rate" (float
+ * scalar) and "step" (int64 scalar, 1-based); outputs "loss" (float
+ * scalar, the regularised loss), "top1" and "top5" (float scalars, the
+ * batch's accuracies). fnn_model_run performs the forward pass, the
+ * backward pass and the optimizer update in place on the arena. */
 
 /* Copies the initial parameter values into the arena and creates every
  * kernel; returns 0, or -1 with fnn_last_error() set. */
