@@ -45,12 +45,29 @@ def FastNN_LayoutAttr : EnumAttr<FastNN_Dialect, FastNN_Layout, "layout"> {
 
 def FastNN_ParamRole : I32EnumAttr<"ParamRole", "role of a model parameter", [
     I32EnumAttrCase<"Trainable", 0, "trainable">,
-    I32EnumAttrCase<"Statistic", 1, "statistic">
+    I32EnumAttrCase<"Statistic", 1, "statistic">,
+    I32EnumAttrCase<"Slot", 2, "slot">
   ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::fastnn";
 }
 def FastNN_ParamRoleAttr : EnumAttr<FastNN_Dialect, FastNN_ParamRole, "role">;
+
+def FastNN_Optimizer : I32EnumAttr<"Optimizer",
+    "optimizer update rule (TensorFlow 1.x tf.train semantics)", [
+    I32EnumAttrCase<"SGD", 0, "sgd">,
+    I32EnumAttrCase<"Momentum", 1, "momentum">,
+    I32EnumAttrCase<"RMSProp", 2, "rmsprop">,
+    I32EnumAttrCase<"Adam", 3, "adam">,
+    I32EnumAttrCase<"Adagrad", 4, "adagrad">,
+    I32EnumAttrCase<"Adadelta", 5, "adadelta">,
+    I32EnumAttrCase<"FTRL", 6, "ftrl">,
+    I32EnumAttrCase<"AdamW", 7, "adamweightdecay">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fastnn";
+}
+def FastNN_OptimizerAttr : EnumAttr<FastNN_Dialect, FastNN_Optimizer, "optimizer">;
 
 def FastNN_PadMode : I32EnumAttr<"PadMode", "how pad fills the border", [
     I32EnumAttrCase<"Constant", 0, "constant">,

@@ -14,6 +14,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "fastnn/Dialect/FastNN/IR/FastNNEnums.h.inc"
+#include "fastnn/Dialect/FastNN/IR/FastNNInterfaces.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "fastnn/Dialect/FastNN/IR/FastNNAttrs.h.inc"

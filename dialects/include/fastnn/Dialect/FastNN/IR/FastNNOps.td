@@ -4,6 +4,7 @@
 #define FASTNN_DIALECT_FASTNN_IR_FASTNNOPS_TD
 
 include "fastnn/Dialect/FastNN/IR/FastNNBase.td"
+include "fastnn/Dialect/FastNN/IR/FastNNInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
@@ -14,12 +15,14 @@ class FastNN_Op<string mnemonic, list<Trait> traits = []>
 // Compute ops are pure and infer their result type; the declared type must
 // match what inference computes.
 class FastNN_ComputeOp<string mnemonic, list<Trait> traits = []>
-    : FastNN_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)>;
+    : FastNN_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor,
+        DeclareOpInterfaceMethods<FastNN_GradientOpInterface>], traits)>;
 
 // Ops whose result has the input's type; ODS derives their type inference.
 class FastNN_SameTypeOp<string mnemonic, list<Trait> traits = []>
     : FastNN_Op<mnemonic, !listconcat([Pure, SameOperandsAndResultType,
-                                       InferTypeOpInterface], traits)>;
+        InferTypeOpInterface,
+        DeclareOpInterfaceMethods<FastNN_GradientOpInterface>], traits)>;
 
 //===----------------------------------------------------------------------===//
 // Model state
@@ -30,8 +33,9 @@ def FastNN_ParameterOp : FastNN_Op<"parameter", [Symbol,
   let summary = "a named model parameter with its initial value";
   let description = [{
     Declares one piece of model state at module level: a trainable tensor
-    (weights, biases, batch-norm scale and shift) or a statistic that training
-    updates without gradients (batch-norm running mean and variance). The
+    (weights, biases, batch-norm scale and shift), a statistic that training
+    updates without gradients (batch-norm running mean and variance), or an
+    optimizer slot (momentum accumulators and the like). The
     initial value is usually a `dense_resource` blob imported from an ONNX
     initializer; its type is the parameter's type.
 
@@ -336,7 +340,8 @@ def FastNN_ConcatOp : FastNN_ComputeOp<"concat", [SameOperandsAndResultElementTy
 }
 
 def FastNN_ReshapeOp : FastNN_Op<"reshape", [Pure,
-    SameOperandsAndResultElementType]> {
+    SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<FastNN_GradientOpInterface>]> {
   let summary = "reinterprets a tensor with another shape of the same size";
   let description = [{
     The result type carries the new shape (shapes are static). Flatten,
@@ -373,7 +378,8 @@ def FastNN_PadOp : FastNN_ComputeOp<"pad", [SameOperandsAndResultElementType]> {
   let hasFolder = 1;
 }
 
-def FastNN_SliceOp : FastNN_Op<"slice", [Pure, SameOperandsAndResultElementType]> {
+def FastNN_SliceOp : FastNN_Op<"slice", [Pure, SameOperandsAndResultElementType,
+    DeclareOpInterfaceMethods<FastNN_GradientOpInterface>]> {
   let summary = "strided window of a tensor";
   let description = [{
     Result element [i0, i1, ...] is input[offsets[0] + i0 * steps[0], ...]; the
@@ -401,5 +407,7 @@ def FastNN_GatherOp : FastNN_ComputeOp<"gather", [
   let assemblyFormat = "$input `,` $indices attr-dict `:` functional-type(operands, results)";
   let hasFolder = 1;
 }
+
+include "fastnn/Dialect/FastNN/IR/FastNNTrainingOps.td"
 
 #endif // FASTNN_DIALECT_FASTNN_IR_FASTNNOPS_TD

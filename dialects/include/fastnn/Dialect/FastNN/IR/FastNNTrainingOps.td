@@ -1,0 +1,245 @@
+//===- FastNNTrainingOps.td - ops of the training step -----*- tablegen -*-===//
+//
+// Ops that fastnn-build-train-step introduces: the training forms of batch
+// norm and dropout, backward ops with a runtime kernel or a simple loop,
+// loss and metric helpers, and the state updates that end a step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_DIALECT_FASTNN_IR_FASTNNTRAININGOPS_TD
+#define FASTNN_DIALECT_FASTNN_IR_FASTNNTRAININGOPS_TD
+
+//===----------------------------------------------------------------------===//
+// Training forms of forward ops
+//===----------------------------------------------------------------------===//
+
+def FastNN_BatchNormTrainOp : FastNN_Op<"batch_norm_train", [Pure,
+    DeclareOpInterfaceMethods<FastNN_GradientOpInterface>,
+    AllTypesMatch<["input", "result"]>,
+    AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
+  let summary = "batch normalisation with the batch's statistics";
+  let description = [{
+    Normalises with the mean and biased variance of the batch over every
+    dimension but the channel's, and returns them for the running-statistics
+    update and the backward pass.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input, FastNN_FloatTensor:$scale,
+      FastNN_FloatTensor:$bias,
+      DefaultValuedAttr<ConfinedAttr<F64Attr, [FastNN_FloatNonNegative]>, "1e-5">:$epsilon,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+  let results = (outs FastNN_FloatTensor:$result, FastNN_FloatTensor:$mean,
+                      FastNN_FloatTensor:$variance);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def FastNN_DropoutTrainOp : FastNN_Op<"dropout_train", [Pure,
+    DeclareOpInterfaceMethods<FastNN_GradientOpInterface>,
+    AllTypesMatch<["input", "result"]>]> {
+  let summary = "training-mode dropout with a counter-based random mask";
+  let description = [{
+    Keeps each element with probability 1 - ratio and scales kept ones by
+    1 / (1 - ratio). The mask is a pure function of (seed, step, element
+    index), so the same op applied to the result's gradient drops the same
+    elements: the op is its own gradient, and runs are reproducible.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input, StaticShapeTensorOf<[I64]>:$step,
+      ConfinedAttr<F64Attr, [FastNN_FloatNonNegative]>:$ratio, I64Attr:$seed);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$input `,` $step attr-dict `:` type($input) `,` type($step)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Backward ops
+//===----------------------------------------------------------------------===//
+
+def FastNN_Conv2DBackwardOp : FastNN_Op<"conv2d_backward", [Pure]> {
+  let summary = "gradients of conv2d with respect to input, filter and bias";
+  let description = [{
+    Carries the forward convolution's attributes. `grad_bias` sums
+    `grad_output` over every dimension but the channel's.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input, FastNN_FloatTensor:$filter,
+      FastNN_FloatTensor:$grad_output,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$strides,
+      DefaultValuedAttr<FastNN_Quad, "{0, 0, 0, 0}">:$pads,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$dilations,
+      DefaultValuedAttr<ConfinedAttr<I64Attr, [IntPositive]>, "1">:$groups,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+  let results = (outs FastNN_FloatTensor:$grad_input,
+                      FastNN_FloatTensor:$grad_filter,
+                      FastNN_FloatTensor:$grad_bias);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def FastNN_Pool2DBackwardOp : FastNN_Op<"pool2d_backward", [Pure]> {
+  let summary = "gradient of a max or average pooling";
+  let description = [{
+    `forward_output` is the result of the max_pool2d or avg_pool2d whose
+    gradient this is; the op takes the window settings from it (and, for max
+    pooling, the runtime takes the argmax the forward kernel saved).
+  }];
+  let arguments = (ins FastNN_FloatTensor:$forward_output,
+                       FastNN_FloatTensor:$grad_output);
+  let results = (outs FastNN_FloatTensor:$grad_input);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def FastNN_BatchNormBackwardOp : FastNN_Op<"batch_norm_backward", [Pure,
+    AllTypesMatch<["input", "grad_output", "grad_input"]>,
+    AllTypesMatch<["scale", "mean", "variance", "grad_scale", "grad_bias"]>]> {
+  let summary = "gradients of batch_norm_train";
+  let arguments = (ins FastNN_FloatTensor:$input, FastNN_FloatTensor:$scale,
+      FastNN_FloatTensor:$mean, FastNN_FloatTensor:$variance,
+      FastNN_FloatTensor:$grad_output,
+      DefaultValuedAttr<ConfinedAttr<F64Attr, [FastNN_FloatNonNegative]>, "1e-5">:$epsilon,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+  let results = (outs FastNN_FloatTensor:$grad_input,
+                      FastNN_FloatTensor:$grad_scale,
+                      FastNN_FloatTensor:$grad_bias);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
+def FastNN_LRNBackwardOp : FastNN_Op<"lrn_backward", [Pure,
+    AllTypesMatch<["input", "forward_output", "grad_output", "grad_input"]>]> {
+  let summary = "gradient of lrn";
+  let description = [{
+    `forward_output` is the lrn result whose gradient this is; its kernel
+    keeps what the backward pass reuses.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input,
+                       FastNN_FloatTensor:$forward_output,
+                       FastNN_FloatTensor:$grad_output);
+  let results = (outs FastNN_FloatTensor:$grad_input);
+  let assemblyFormat = "operands attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+class FastNN_MaskedGradOp<string mnemonic> : FastNN_Op<mnemonic, [Pure,
+    AllTypesMatch<["forward", "grad_output", "grad_input"]>]> {
+  let results = (outs FastNN_FloatTensor:$grad_input);
+  let assemblyFormat = "operands attr-dict `:` type($forward)";
+}
+
+def FastNN_ReluBackwardOp : FastNN_MaskedGradOp<"relu_backward"> {
+  let summary = "grad_output where the relu's output is positive, else 0";
+  let arguments = (ins FastNN_FloatTensor:$forward,
+                       FastNN_FloatTensor:$grad_output);
+}
+
+def FastNN_LeakyReluBackwardOp : FastNN_MaskedGradOp<"leaky_relu_backward"> {
+  let summary = "grad_output where the input is >= 0, else alpha * grad_output";
+  let arguments = (ins FastNN_FloatTensor:$forward,
+      FastNN_FloatTensor:$grad_output, F64Attr:$alpha);
+}
+
+def FastNN_ClipBackwardOp : FastNN_MaskedGradOp<"clip_backward"> {
+  let summary = "grad_output where min < input < max, else 0 (TF's relu6 rule)";
+  let arguments = (ins FastNN_FloatTensor:$forward,
+      FastNN_FloatTensor:$grad_output, F64Attr:$min, F64Attr:$max);
+}
+
+def FastNN_SignOp : FastNN_SameTypeOp<"sign"> {
+  let description = [{ Its gradient is zero almost everywhere. }];
+  let summary = "-1, 0 or 1 by the sign of x";
+  let arguments = (ins FastNN_FloatTensor:$input);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def FastNN_BroadcastOp : FastNN_Op<"broadcast", [Pure,
+    SameOperandsAndResultElementType]> {
+  let summary = "numpy-broadcasts the input to the result's shape";
+  let arguments = (ins FastNN_Tensor:$input);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Loss and metrics
+//===----------------------------------------------------------------------===//
+
+def FastNN_OneHotOp : FastNN_Op<"one_hot", [Pure]> {
+  let summary = "1.0 at each label's class, 0.0 elsewhere";
+  let description = [{
+    `labels` of shape [N] (class indices) gives a float [N, classes] result.
+    A label outside [0, classes) gives a zero row.
+  }];
+  let arguments = (ins FastNN_IndexTensor:$labels);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "$labels attr-dict `:` type($labels) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def FastNN_InTopKOp : FastNN_Op<"in_top_k", [Pure]> {
+  let summary = "1.0 where the label's logit is among the k largest";
+  let description = [{
+    As tf.nn.in_top_k: for each row, the label counts as within the top k
+    when fewer than k logits are strictly larger than its own.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$logits, FastNN_IndexTensor:$labels,
+                       ConfinedAttr<I64Attr, [IntPositive]>:$k);
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// State updates (the end of a training step)
+//===----------------------------------------------------------------------===//
+
+def FastNN_UpdateStateOp : FastNN_Op<"update_state", [
+    MemoryEffects<[MemWrite]>, AllTypesMatch<["state", "value"]>]> {
+  let summary = "overwrites a parameter's value (e.g. running statistics)";
+  let description = [{
+    `state` must be read by fastnn.param; after the op, that parameter holds
+    `value`. Reads of the parameter must come before the op.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$state, FastNN_FloatTensor:$value);
+  let assemblyFormat = "$value `into` $state attr-dict `:` type($state)";
+  let hasVerifier = 1;
+}
+
+def FastNN_ApplyOptimizerOp : FastNN_Op<"apply_optimizer", [
+    MemoryEffects<[MemWrite]>]> {
+  let summary = "one optimizer update of a parameter and its slots, in place";
+  let description = [{
+    TensorFlow 1.x tf.train semantics (runtime/.../abi.h lists each rule's
+    slots). `param` and `slots` must be read by fastnn.param; `step` is the
+    1-based update count.
+  }];
+  let arguments = (ins FastNN_FloatTensor:$param, FastNN_FloatTensor:$grad,
+      StaticShapeTensorOf<[F32]>:$learning_rate,
+      StaticShapeTensorOf<[I64]>:$step, Variadic<FastNN_FloatTensor>:$slots,
+      FastNN_OptimizerAttr:$optimizer,
+      DefaultValuedAttr<F64Attr, "0.9">:$momentum,
+      UnitAttr:$use_nesterov,
+      DefaultValuedAttr<F64Attr, "0.95">:$rho,
+      DefaultValuedAttr<F64Attr, "0.9">:$beta1,
+      DefaultValuedAttr<F64Attr, "0.999">:$beta2,
+      DefaultValuedAttr<F64Attr, "1.0">:$epsilon,
+      DefaultValuedAttr<F64Attr, "0.9">:$decay,
+      DefaultValuedAttr<F64Attr, "0.1">:$initial_accumulator_value,
+      DefaultValuedAttr<F64Attr, "-0.5">:$learning_rate_power,
+      DefaultValuedAttr<F64Attr, "0.0">:$l1,
+      DefaultValuedAttr<F64Attr, "0.0">:$l2,
+      DefaultValuedAttr<F64Attr, "0.0">:$weight_decay_rate);
+  let assemblyFormat = [{
+    $optimizer operands attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of slots each rule keeps (see abi.h).
+    static int64_t slotCount(Optimizer optimizer);
+    /// Initial value of slot `index` of `optimizer` given its settings.
+    static double slotInitialValue(Optimizer optimizer, int64_t index,
+                                   double initialAccumulatorValue);
+  }];
+}
+
+#endif // FASTNN_DIALECT_FASTNN_IR_FASTNNTRAININGOPS_TD
