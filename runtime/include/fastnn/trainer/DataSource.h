@@ -1,0 +1,61 @@
+//===- DataSource.h - Where the trainer's batches come from -----*- C++ -*-===//
+//
+// The training loop asks a DataSource for one batch per step. The mock source
+// (dataset_name=mock) synthesises batches here; the TFRecord pipeline of
+// runtime/data plugs in behind the same interface.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_TRAINER_DATASOURCE_H
+#define FASTNN_TRAINER_DATASOURCE_H
+
+#include "fastnn/data/Status.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace fastnn::trainer {
+
+using data::Status;
+
+class DataSource {
+public:
+  virtual ~DataSource() = default;
+  /// Writes the next batch: BatchSize samples of SampleElements floats each
+  /// into Images and BatchSize class indices into Labels. EndOfData is set
+  /// (and nothing written) when the input is exhausted.
+  virtual Status next(float *Images, int64_t *Labels, bool &EndOfData) = 0;
+  /// Samples in one epoch, or 0 when the source does not know.
+  virtual int64_t samplesPerEpoch() const = 0;
+};
+
+/// Synthetic batches that a model can learn: a fixed pool of distinct
+/// batches is replayed in order (so a model can overfit them, the check
+/// that a training step works), and each image's brightness is tied to its
+/// label (so the classes are separable beyond memorisation). Values are
+/// uniform noise in [-1, 1] shifted toward the class's level, labels uniform
+/// below NumClasses; everything derives from the seed, so two sources with
+/// the same arguments give the same stream.
+class MockDataSource : public DataSource {
+public:
+  /// The pool holds up to MaxPoolBatches batches and no more than
+  /// MaxPoolBytes of images (at least one batch).
+  MockDataSource(int64_t BatchSize, int64_t SampleElements, int64_t NumClasses,
+                 uint64_t Seed, int64_t MaxPoolBatches = 16,
+                 int64_t MaxPoolBytes = int64_t(64) << 20);
+
+  Status next(float *Images, int64_t *Labels, bool &EndOfData) override;
+  /// The pool: the distinct samples of one pass.
+  int64_t samplesPerEpoch() const override;
+  int64_t poolBatches() const { return PoolBatches; }
+
+private:
+  int64_t BatchSize, SampleElements, PoolBatches;
+  int64_t Next = 0;
+  std::vector<float> Images;
+  std::vector<int64_t> Labels;
+};
+
+} // namespace fastnn::trainer
+
+#endif // FASTNN_TRAINER_DATASOURCE_H

@@ -1,0 +1,389 @@
+//===- TrainMain.cpp - main() of train.bin --------------------------------===//
+//
+// train.bin [--hparams FILE] [--key=value]... [--help] [--print-config]
+//
+// Runs a model compiled by fastnnc for training: each fnn_model_run is one
+// step (forward, backward, optimizer update) on the arena's "images",
+// "labels", "learning_rate" and "step" inputs, giving "loss", "top1" and
+// "top5". The hyperparameters come from the file, the flags (which win) and
+// the compiled configuration, which they may not contradict.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/runtime/model.h"
+#include "fastnn/trainer/DataSource.h"
+#include "fastnn/trainer/Hparams.h"
+#include "fastnn/trainer/LearningRate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace fastnn::trainer;
+
+struct TensorRecord {
+  int64_t Kind, Dtype;
+  std::vector<int64_t> Shape;
+  int64_t Offset;
+  std::string Name;
+
+  int64_t numElements() const {
+    int64_t N = 1;
+    for (int64_t D : Shape)
+      N *= D;
+    return N;
+  }
+};
+
+/// Prints every line of Message as its own error line and exits with 1.
+[[noreturn]] void fail(const std::string &Message) {
+  std::stringstream Lines(Message);
+  std::string Line;
+  while (std::getline(Lines, Line))
+    std::fprintf(stderr, "train.bin: error: %s\n", Line.c_str());
+  std::exit(1);
+}
+
+/// fnn_model_io and fnn_model_state share one record layout.
+std::vector<TensorRecord> readRecords(const int64_t *Table, const char *Names) {
+  std::vector<TensorRecord> Records;
+  const int64_t *Words = Table + 1;
+  for (int64_t I = 0; I < Table[0]; ++I, Words += FNN_IO_RECORD_WORDS) {
+    TensorRecord Record;
+    Record.Kind = Words[0];
+    Record.Dtype = Words[1];
+    Record.Shape.assign(Words + 3, Words + 3 + Words[2]);
+    Record.Offset = Words[3 + FNN_MAX_RANK];
+    Record.Name.assign(Names + Words[4 + FNN_MAX_RANK],
+                       static_cast<size_t>(Words[5 + FNN_MAX_RANK]));
+    Records.push_back(Record);
+  }
+  return Records;
+}
+
+std::string shapeText(const std::vector<int64_t> &Shape) {
+  std::string Text = "[";
+  for (size_t I = 0; I < Shape.size(); ++I)
+    Text += (I ? ", " : "") + std::to_string(Shape[I]);
+  return Text + "]";
+}
+
+const TensorRecord &findTensor(const std::vector<TensorRecord> &Records,
+                               int64_t Kind, const char *Name,
+                               std::initializer_list<int64_t> Dtypes) {
+  for (const TensorRecord &Record : Records)
+    if (Record.Kind == Kind && Record.Name == Name) {
+      if (std::find(Dtypes.begin(), Dtypes.end(), Record.Dtype) == Dtypes.end())
+        fail(std::string("the model's ") + Name +
+             " has an element type the trainer does not handle (dtype " +
+             std::to_string(Record.Dtype) + ")");
+      return Record;
+    }
+  fail(std::string("the model has no ") +
+       (Kind == FNN_IO_INPUT ? "input" : "output") + " '" + Name +
+       "'; train.bin needs a model compiled for training (fastnnc without "
+       "--mode=infer)");
+}
+
+/// float to IEEE half, rounding to nearest even.
+uint16_t toHalf(float Value) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &Value, 4);
+  uint32_t Sign = (Bits >> 16) & 0x8000u;
+  int32_t Exponent = static_cast<int32_t>((Bits >> 23) & 0xffu) - 127 + 15;
+  uint32_t Mantissa = Bits & 0x7fffffu;
+  if (Exponent >= 31)
+    return static_cast<uint16_t>(Sign | 0x7c00u);
+  if (Exponent <= 0) {
+    if (Exponent < -10)
+      return static_cast<uint16_t>(Sign);
+    Mantissa |= 0x800000u;
+    uint32_t Shift = static_cast<uint32_t>(14 - Exponent);
+    uint32_t Half = Mantissa >> Shift;
+    uint32_t Rest = Mantissa & ((1u << Shift) - 1);
+    uint32_t Midpoint = 1u << (Shift - 1);
+    if (Rest > Midpoint || (Rest == Midpoint && (Half & 1u)))
+      ++Half;
+    return static_cast<uint16_t>(Sign | Half);
+  }
+  uint32_t Half =
+      Sign | (static_cast<uint32_t>(Exponent) << 10) | (Mantissa >> 13);
+  uint32_t Rest = Mantissa & 0x1fffu;
+  // A carry out of the mantissa correctly bumps the exponent.
+  if (Rest > 0x1000u || (Rest == 0x1000u && (Half & 1u)))
+    ++Half;
+  return static_cast<uint16_t>(Half);
+}
+
+/// float to bfloat16, rounding to nearest even.
+uint16_t toBfloat16(float Value) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &Value, 4);
+  Bits += 0x7fffu + ((Bits >> 16) & 1u);
+  return static_cast<uint16_t>(Bits >> 16);
+}
+
+/// The batch in the element types of the model's inputs.
+void storeBatch(const TensorRecord &ImagesRecord,
+                const TensorRecord &LabelsRecord, const float *Images,
+                const int64_t *Labels, unsigned char *Arena) {
+  unsigned char *ImagesOut = Arena + ImagesRecord.Offset;
+  int64_t N = ImagesRecord.numElements();
+  if (ImagesRecord.Dtype == FNN_F32) {
+    std::memcpy(ImagesOut, Images, static_cast<size_t>(N) * sizeof(float));
+  } else {
+    auto *Out = reinterpret_cast<uint16_t *>(ImagesOut);
+    for (int64_t I = 0; I < N; ++I)
+      Out[I] = ImagesRecord.Dtype == FNN_F16 ? toHalf(Images[I])
+                                             : toBfloat16(Images[I]);
+  }
+  unsigned char *LabelsOut = Arena + LabelsRecord.Offset;
+  int64_t Batch = LabelsRecord.numElements();
+  if (LabelsRecord.Dtype == FNN_I64) {
+    std::memcpy(LabelsOut, Labels, static_cast<size_t>(Batch) * 8);
+  } else {
+    auto *Out = reinterpret_cast<int32_t *>(LabelsOut);
+    for (int64_t I = 0; I < Batch; ++I)
+      Out[I] = static_cast<int32_t>(Labels[I]);
+  }
+}
+
+void printUsage() {
+  std::printf(
+      "usage: train.bin [--hparams FILE] [--key=value]... [--help] "
+      "[--print-config]\n\n"
+      "Trains the compiled model. Hyperparameters come from FILE (key=value "
+      "lines,\nblank lines and # comments) and from --key=value flags, which "
+      "override the\nfile. --print-config prints the effective "
+      "configuration and exits.\n\n");
+  std::printf("%s", hparamsHelp().c_str());
+  std::string Compiled = fnn_model_config;
+  if (!Compiled.empty())
+    std::printf("\nThis train.bin was compiled with:\n%s", Compiled.c_str());
+}
+
+void printModelStatistics(const std::vector<TensorRecord> &State) {
+  static const char *const Roles[] = {"trainable", "statistic", "slot"};
+  std::printf("# Model state\nFormat: <role> <name>, <shape>, <elements>\n");
+  int64_t Trainable = 0, Total = 0;
+  for (const TensorRecord &Record : State) {
+    const char *Role =
+        Record.Kind >= 0 && Record.Kind <= 2 ? Roles[Record.Kind] : "other";
+    std::printf("  %-9s %s, %s, %lld\n", Role, Record.Name.c_str(),
+                shapeText(Record.Shape).c_str(),
+                static_cast<long long>(Record.numElements()));
+    Total += Record.numElements();
+    if (Record.Kind == FNN_STATE_TRAINABLE)
+      Trainable += Record.numElements();
+  }
+  std::printf("Total trainable elements: %lld (all state: %lld)\n",
+              static_cast<long long>(Trainable), static_cast<long long>(Total));
+}
+
+bool hasHook(const Hparams &H, const std::string &Hook) {
+  std::string Hooks = "," + H.getString("hooks") + ",";
+  Hooks.erase(std::remove(Hooks.begin(), Hooks.end(), ' '), Hooks.end());
+  return Hooks.find("," + Hook + ",") != std::string::npos;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string HparamsFile;
+  std::vector<std::string> Flags;
+  bool PrintConfig = false;
+  for (int I = 1; I < argc; ++I) {
+    std::string Arg = argv[I];
+    if (Arg == "--help" || Arg == "-h") {
+      printUsage();
+      return 0;
+    }
+    if (Arg == "--print-config") {
+      PrintConfig = true;
+    } else if (Arg == "--hparams") {
+      if (I + 1 >= argc)
+        fail("--hparams expects a file");
+      HparamsFile = argv[++I];
+    } else if (Arg.rfind("--hparams=", 0) == 0) {
+      HparamsFile = Arg.substr(10);
+    } else {
+      Flags.push_back(Arg);
+    }
+  }
+
+  Hparams H;
+  std::string Errors;
+  auto collect = [&](const Status &S) {
+    if (!S.ok())
+      Errors += S.message() + "\n";
+  };
+  if (!HparamsFile.empty())
+    collect(H.parseFile(HparamsFile));
+  collect(H.parseFlags(Flags));
+  if (Errors.empty())
+    collect(H.applyCompiled(fnn_model_config));
+  if (Errors.empty())
+    collect(H.validate());
+  if (!Errors.empty())
+    fail(Errors);
+
+  std::vector<TensorRecord> Io = readRecords(fnn_model_io, fnn_model_io_names);
+  std::vector<TensorRecord> State =
+      readRecords(fnn_model_state, fnn_model_state_names);
+  const TensorRecord &ImagesIn =
+      findTensor(Io, FNN_IO_INPUT, "images", {FNN_F32, FNN_F16, FNN_BF16});
+  const TensorRecord &LabelsIn =
+      findTensor(Io, FNN_IO_INPUT, "labels", {FNN_I64, FNN_I32});
+  const TensorRecord &RateIn =
+      findTensor(Io, FNN_IO_INPUT, "learning_rate", {FNN_F32});
+  const TensorRecord &StepIn = findTensor(Io, FNN_IO_INPUT, "step", {FNN_I64});
+  const TensorRecord &LossOut =
+      findTensor(Io, FNN_IO_OUTPUT, "loss", {FNN_F32});
+  const TensorRecord &Top1Out =
+      findTensor(Io, FNN_IO_OUTPUT, "top1", {FNN_F32});
+  const TensorRecord &Top5Out =
+      findTensor(Io, FNN_IO_OUTPUT, "top5", {FNN_F32});
+  if (ImagesIn.Shape.empty() || LabelsIn.Shape.size() != 1 ||
+      LabelsIn.Shape[0] != ImagesIn.Shape[0])
+    fail("the model's images " + shapeText(ImagesIn.Shape) + " and labels " +
+         shapeText(LabelsIn.Shape) + " do not share a batch dimension");
+  // The images' batch dimension is the compiled batch_size even when the
+  // configuration does not list it.
+  int64_t BatchSize = ImagesIn.Shape[0];
+  if (H.origin("batch_size") == "compiled configuration" &&
+      H.getInt("batch_size") != BatchSize)
+    fail("the model is inconsistent: compiled with batch_size=" +
+         H.text("batch_size") + " but its images are " +
+         shapeText(ImagesIn.Shape));
+  Status BatchStatus =
+      H.applyCompiled("batch_size=" + std::to_string(BatchSize));
+  if (!BatchStatus.ok())
+    fail(BatchStatus.message());
+
+  if (PrintConfig) {
+    std::printf("%s", H.configText().c_str());
+    return 0;
+  }
+  if (H.getString("dataset_name") != "mock")
+    fail(H.origin("dataset_name") +
+         ": dataset_name=" + H.getString("dataset_name") +
+         ": this trainer reads only dataset_name=mock so far");
+  if (H.getString("task_type") != "pretrain")
+    fail(H.origin("task_type") + ": task_type=" + H.getString("task_type") +
+         ": this trainer cannot restore checkpoints yet; use pretrain");
+
+  int64_t SampleElements = ImagesIn.numElements() / BatchSize;
+  std::unique_ptr<DataSource> Source = std::make_unique<MockDataSource>(
+      BatchSize, SampleElements, H.getInt("num_classes"),
+      static_cast<uint64_t>(H.getInt("seed")));
+
+  // The run ends at stop_at_step (StopAtStepHook) or after num_epochs,
+  // whichever comes first.
+  int64_t SamplesPerEpoch = H.isSet("num_sample_per_epoch")
+                                ? H.getInt("num_sample_per_epoch")
+                                : Source->samplesPerEpoch();
+  int64_t TrainSteps = -1;
+  if (hasHook(H, "StopAtStepHook"))
+    TrainSteps = H.getInt("stop_at_step");
+  if (SamplesPerEpoch > 0) {
+    int64_t EpochSteps = std::max<int64_t>(1, H.getInt("num_epochs") *
+                                                  SamplesPerEpoch / BatchSize);
+    TrainSteps = TrainSteps < 0 ? EpochSteps : std::min(TrainSteps, EpochSteps);
+  }
+  if (TrainSteps < 0)
+    fail(H.origin("hooks") +
+         ": hooks: without StopAtStepHook the run needs an epoch size "
+         "(num_sample_per_epoch) to end");
+
+  LearningRateOptions RateOptions;
+  Status RateStatus = LearningRateSchedule::fromHparams(
+      H, Source->samplesPerEpoch(), TrainSteps, RateOptions);
+  if (!RateStatus.ok())
+    fail(RateStatus.message());
+  LearningRateSchedule Schedule(RateOptions);
+
+  if (H.getBool("print_model_statistics"))
+    printModelStatistics(State);
+  if (H.getBool("log_device_placement"))
+    std::printf("device placement: every kernel of the step runs on cpu:0\n");
+
+  fnn_device *Device = fnn_device_create(FNN_DEVICE_CPU, 0);
+  if (!Device)
+    fail(std::string("cannot create the CPU device: ") + fnn_last_error());
+  auto *Arena = static_cast<unsigned char *>(
+      fnn_device_alloc(Device, static_cast<size_t>(fnn_model_arena_bytes)));
+  if (!Arena)
+    fail("cannot allocate the " + std::to_string(fnn_model_arena_bytes) +
+         "-byte arena");
+  if (fnn_model_init(Device, Arena) != 0)
+    fail(std::string("cannot initialise the model: ") + fnn_last_error());
+
+  std::printf("train.bin: %lld steps of batch %lld; %s\n",
+              static_cast<long long>(TrainSteps),
+              static_cast<long long>(BatchSize), Schedule.describe().c_str());
+  std::fflush(stdout);
+
+  int64_t LogEvery =
+      hasHook(H, "LoggingTensorHook") ? H.getInt("log_loss_every_n_iters") : 0;
+  std::vector<float> Images(static_cast<size_t>(ImagesIn.numElements()));
+  std::vector<int64_t> Labels(static_cast<size_t>(BatchSize));
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point Start = Clock::now(), WindowStart = Start;
+  int64_t WindowSteps = 0, Steps = 0;
+  for (int64_t Step = 1; Step <= TrainSteps; ++Step) {
+    bool EndOfData = false;
+    Status S = Source->next(Images.data(), Labels.data(), EndOfData);
+    if (!S.ok())
+      fail(S.message());
+    if (EndOfData)
+      break;
+    storeBatch(ImagesIn, LabelsIn, Images.data(), Labels.data(), Arena);
+    float Rate = static_cast<float>(Schedule.at(Step));
+    std::memcpy(Arena + RateIn.Offset, &Rate, sizeof(Rate));
+    std::memcpy(Arena + StepIn.Offset, &Step, sizeof(Step));
+    fnn_model_run(Arena);
+    fnn_device_synchronize(Device);
+    ++Steps;
+    ++WindowSteps;
+
+    float Loss, Top1, Top5;
+    std::memcpy(&Loss, Arena + LossOut.Offset, sizeof(Loss));
+    std::memcpy(&Top1, Arena + Top1Out.Offset, sizeof(Top1));
+    std::memcpy(&Top5, Arena + Top5Out.Offset, sizeof(Top5));
+    if (!std::isfinite(Loss))
+      fail("step " + std::to_string(Step) + ": the loss is " +
+           (std::isnan(Loss) ? "nan" : "infinite") + " at learning rate " +
+           std::to_string(Rate) +
+           "; training stopped (lower learning_rate, set max_gradient_norm "
+           "or check the input)");
+    if (LogEvery > 0 && (Step % LogEvery == 0 || Step == TrainSteps)) {
+      Clock::time_point Now = Clock::now();
+      double Seconds = std::chrono::duration<double>(Now - WindowStart).count();
+      std::printf("step %lld: loss=%.6f lr=%.6g top1=%.4f top5=%.4f "
+                  "images/s=%.1f\n",
+                  static_cast<long long>(Step), Loss, Rate, Top1, Top5,
+                  Seconds > 0 ? WindowSteps * BatchSize / Seconds : 0.0);
+      std::fflush(stdout);
+      WindowStart = Now;
+      WindowSteps = 0;
+    }
+  }
+  double Seconds = std::chrono::duration<double>(Clock::now() - Start).count();
+  std::printf("train.bin: %lld steps in %.2f s, %.1f images/s\n",
+              static_cast<long long>(Steps), Seconds,
+              Seconds > 0 ? Steps * BatchSize / Seconds : 0.0);
+
+  fnn_model_release();
+  fnn_device_free(Device, Arena);
+  fnn_device_destroy(Device);
+  return 0;
+}

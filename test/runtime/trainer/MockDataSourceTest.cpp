@@ -1,0 +1,96 @@
+//===- MockDataSourceTest.cpp - Synthetic batches of dataset_name=mock ----===//
+
+#include "fastnn/trainer/DataSource.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+using namespace fastnn::trainer;
+
+namespace {
+
+struct Batch {
+  std::vector<float> Images;
+  std::vector<int64_t> Labels;
+};
+
+Batch nextBatch(DataSource &Source, int64_t BatchSize, int64_t Elements) {
+  Batch B;
+  B.Images.resize(BatchSize * Elements);
+  B.Labels.resize(BatchSize);
+  bool End = true;
+  EXPECT_TRUE(Source.next(B.Images.data(), B.Labels.data(), End).ok());
+  EXPECT_FALSE(End);
+  return B;
+}
+
+TEST(MockDataSourceTest, SameSeedSameStream) {
+  MockDataSource A(4, 48, 10, 7), B(4, 48, 10, 7);
+  for (int I = 0; I < 20; ++I) {
+    Batch X = nextBatch(A, 4, 48), Y = nextBatch(B, 4, 48);
+    EXPECT_EQ(X.Images, Y.Images);
+    EXPECT_EQ(X.Labels, Y.Labels);
+  }
+}
+
+TEST(MockDataSourceTest, OtherSeedOtherStream) {
+  MockDataSource A(4, 48, 10, 7), B(4, 48, 10, 8);
+  EXPECT_NE(nextBatch(A, 4, 48).Images, nextBatch(B, 4, 48).Images);
+}
+
+TEST(MockDataSourceTest, ValuesAndLabelsInRange) {
+  MockDataSource Source(8, 300, 5, 1);
+  for (int I = 0; I < 4; ++I) {
+    Batch B = nextBatch(Source, 8, 300);
+    for (float V : B.Images) {
+      EXPECT_GE(V, -1.0f);
+      EXPECT_LE(V, 1.0f);
+    }
+    for (int64_t L : B.Labels) {
+      EXPECT_GE(L, 0);
+      EXPECT_LT(L, 5);
+    }
+  }
+}
+
+TEST(MockDataSourceTest, PoolIsReplayedInOrder) {
+  MockDataSource Source(2, 16, 3, 5, /*MaxPoolBatches=*/3);
+  ASSERT_EQ(Source.poolBatches(), 3);
+  EXPECT_EQ(Source.samplesPerEpoch(), 6);
+  std::vector<Batch> First;
+  for (int I = 0; I < 3; ++I)
+    First.push_back(nextBatch(Source, 2, 16));
+  EXPECT_NE(First[0].Images, First[1].Images);
+  for (int I = 0; I < 3; ++I) {
+    Batch Again = nextBatch(Source, 2, 16);
+    EXPECT_EQ(Again.Images, First[I].Images);
+    EXPECT_EQ(Again.Labels, First[I].Labels);
+  }
+}
+
+TEST(MockDataSourceTest, PoolFitsTheByteBudget) {
+  // 4 samples of 1000 floats = 16000 bytes a batch; 40000 bytes hold 2.
+  MockDataSource Source(4, 1000, 10, 0, 16, 40000);
+  EXPECT_EQ(Source.poolBatches(), 2);
+  MockDataSource Huge(4, 1000, 10, 0, 16, 100);
+  EXPECT_EQ(Huge.poolBatches(), 1);
+}
+
+// The classes differ in brightness, so a model can learn more than the pool.
+TEST(MockDataSourceTest, LabelsAreLearnableFromTheImages) {
+  const int64_t Elements = 256;
+  MockDataSource Source(16, Elements, 2, 3);
+  for (int I = 0; I < 4; ++I) {
+    Batch B = nextBatch(Source, 16, Elements);
+    for (int64_t S = 0; S < 16; ++S) {
+      double Mean = 0;
+      for (int64_t E = 0; E < Elements; ++E)
+        Mean += B.Images[S * Elements + E];
+      Mean /= Elements;
+      EXPECT_EQ(Mean > 0, B.Labels[S] == 1) << "sample " << S;
+    }
+  }
+}
+
+} // namespace
