@@ -4,6 +4,7 @@
 #include "fastnn/Dialect/FastNN/IR/FastNNDialect.h"
 
 #include "fastnn/Conversion/Passes.h"
+#include "fastnn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -25,4 +26,5 @@ void fastnn::registerDialects(mlir::DialectRegistry &registry) {
 void fastnn::registerPasses() {
   mlir::registerTransformsPasses();
   fastnn::registerFastNNConversionPasses();
+  fastnn::registerFastNNTransformsPasses();
 }

@@ -1,0 +1,373 @@
+//===- BuildTrainStep.cpp - the fastnn-build-train-step pass --------------===//
+
+#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+#include "fastnn/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace fastnn {
+#define GEN_PASS_DEF_FASTNNBUILDTRAINSTEP
+#include "fastnn/Transforms/Passes.h.inc"
+} // namespace fastnn
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace {
+
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+Value scalar(OpBuilder &b, Location loc, double value) {
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  return ConstantOp::create(
+      b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
+}
+
+template <typename OpT> Value binary(OpBuilder &b, Location loc, Value l, Value r) {
+  return OpT::create(b, loc, ValueRange{l, r}).getResult();
+}
+
+/// Sum of every element, as a scalar.
+Value sumAll(OpBuilder &b, Location loc, Value value) {
+  RankedTensorType type = typeOf(value);
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    axes.push_back(d);
+  return ReduceSumOp::create(b, loc,
+                             RankedTensorType::get({}, type.getElementType()),
+                             value, b.getDenseI64ArrayAttr(axes), UnitAttr());
+}
+
+std::optional<Optimizer> parseOptimizer(StringRef name) {
+  return symbolizeOptimizer(name);
+}
+
+struct BuildTrainStepPass
+    : public ::fastnn::impl::FastNNBuildTrainStepBase<BuildTrainStepPass> {
+  using FastNNBuildTrainStepBase::FastNNBuildTrainStepBase;
+
+  void runOnOperation() override {
+    if (failed(build(getOperation())))
+      signalPassFailure();
+  }
+
+  /// The classifier's logits as [N, C] (1x1 spatial dimensions of
+  /// convolutional heads are dropped).
+  FailureOr<Value> asLogits(OpBuilder &b, Location loc, Value value,
+                            int64_t batch, Operation *where) {
+    RankedTensorType type = typeOf(value);
+    if (!type.getElementType().isF32())
+      return where->emitError("training expects float32 logits, got ") << type;
+    if (type.getRank() < 2 || type.getDimSize(0) != batch ||
+        type.getNumElements() != batch * type.getDimSize(1))
+      return where->emitError("expects logits of shape [batch, classes], got ")
+             << type;
+    if (type.getRank() == 2)
+      return value;
+    return ReshapeOp::create(
+               b, loc, type.clone({batch, type.getDimSize(1)}), value)
+        .getResult();
+  }
+
+  /// Mean softmax cross-entropy of `logits` [N, C] against class indices.
+  Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels) {
+    RankedTensorType type = typeOf(logits);
+    Value logProbabilities = LogSoftmaxOp::create(b, loc, logits, 1);
+    Value oneHot = OneHotOp::create(b, loc, type, labels);
+    Value picked = sumAll(b, loc, binary<MulOp>(b, loc, oneHot, logProbabilities));
+    return binary<MulOp>(b, loc, picked,
+                         scalar(b, loc, -1.0 / type.getDimSize(0)));
+  }
+
+  Value accuracy(OpBuilder &b, Location loc, Value logits, Value labels,
+                 int64_t k) {
+    RankedTensorType type = typeOf(logits);
+    auto hitsType = RankedTensorType::get({type.getDimSize(0)}, b.getF32Type());
+    Value hits = InTopKOp::create(b, loc, hitsType, logits, labels,
+                                  b.getI64IntegerAttr(k));
+    return ReduceMeanOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
+                                hits, b.getDenseI64ArrayAttr({0}), UnitAttr());
+  }
+
+  LogicalResult build(ModuleOp module) {
+    auto forward = module.lookupSymbol<func::FuncOp>("forward");
+    if (!forward)
+      return module.emitError("no function @forward to train");
+    std::optional<Optimizer> rule = parseOptimizer(optimizer);
+    if (!rule)
+      return module.emitError("unknown optimizer '")
+             << optimizer << "' (adadelta, adagrad, adam, ftrl, momentum, "
+                             "sgd, rmsprop, adamweightdecay)";
+    if (forward.getNumArguments() != 1)
+      return forward.emitError("training expects a model with one input "
+                               "(the images), got ")
+             << forward.getNumArguments();
+    Block &body = forward.front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)
+      return forward.emitError("training expects the logits (and optionally "
+                               "auxiliary logits) as outputs, got ")
+             << ret.getNumOperands() << " outputs";
+    MLIRContext *context = module.getContext();
+    OpBuilder b(context);
+    Location loc = forward.getLoc();
+    int64_t batch = typeOf(body.getArgument(0)).getDimSize(0);
+
+    // Inputs of the step after the images.
+    auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
+    Value labels = body.addArgument(
+        RankedTensorType::get({batch}, b.getI64Type()), loc);
+    Value learningRate =
+        body.addArgument(RankedTensorType::get({}, b.getF32Type()), loc);
+    Value step = body.addArgument(i64Scalar, loc);
+
+    SymbolTable symbols(module);
+    SmallVector<std::pair<Value, Value>> stateUpdates;
+    if (failed(useTrainingForms(b, body, symbols, step, stateUpdates)))
+      return failure();
+
+    // Loss and metrics.
+    b.setInsertionPoint(ret);
+    FailureOr<Value> logits = asLogits(b, loc, ret.getOperand(0), batch, ret);
+    if (failed(logits))
+      return failure();
+    Value loss = crossEntropy(b, loc, *logits, labels);
+    if (ret.getNumOperands() == 2) {
+      FailureOr<Value> aux = asLogits(b, loc, ret.getOperand(1), batch, ret);
+      if (failed(aux))
+        return failure();
+      loss = binary<AddOp>(b, loc, loss,
+                           binary<MulOp>(b, loc, crossEntropy(b, loc, *aux, labels),
+                                         scalar(b, loc, auxLossWeight)));
+    }
+    int64_t classes = typeOf(*logits).getDimSize(1);
+    Value top1 = accuracy(b, loc, *logits, labels, 1);
+    Value top5 = accuracy(b, loc, *logits, labels, std::min<int64_t>(5, classes));
+
+    // Trainable parameters, and which of them are weights that decay.
+    llvm::SetVector<Value> trainable;
+    llvm::DenseSet<Value> weights;
+    for (Operation &op : body) {
+      auto read = dyn_cast<ParamOp>(op);
+      if (read && symbols.lookup<ParameterOp>(read.getName()).isTrainable())
+        trainable.insert(read.getResult());
+    }
+    for (Operation &op : body) {
+      if (auto conv = dyn_cast<Conv2DOp>(op))
+        weights.insert(conv.getFilter());
+      else if (auto matmul = dyn_cast<MatMulOp>(op)) {
+        weights.insert(matmul.getA());
+        weights.insert(matmul.getB());
+      }
+    }
+    // The L2 term's gradient, weight_decay * w, is added directly below;
+    // differentiation covers the data loss only.
+    llvm::DenseMap<Value, Value> grads;
+    if (failed(differentiate(b, body, ret, loss, trainable, grads)))
+      return failure();
+    bool decoupledDecay = *rule == Optimizer::AdamW;
+    if (weightDecay > 0 && !decoupledDecay) {
+      Value squares;
+      for (Value w : trainable)
+        if (weights.count(w)) {
+          Value s = sumAll(b, loc, binary<MulOp>(b, loc, w, w));
+          squares = squares ? binary<AddOp>(b, loc, squares, s) : s;
+        }
+      if (squares)
+        loss = binary<AddOp>(b, loc, loss,
+                             binary<MulOp>(b, loc, squares,
+                                           scalar(b, loc, weightDecay / 2)));
+    }
+
+    // Weight decay's gradient, then clipping by the global norm.
+    SmallVector<std::pair<Value, Value>> updates;
+    for (Value p : trainable) {
+      Value g = grads.lookup(p);
+      if (!g)
+        continue;
+      if (weightDecay > 0 && !decoupledDecay && weights.count(p))
+        g = binary<AddOp>(b, loc, g,
+                          binary<MulOp>(b, loc, p, scalar(b, loc, weightDecay)));
+      updates.push_back({p, g});
+    }
+    if (maxGradientNorm > 0 && !updates.empty()) {
+      Value squares;
+      for (auto &[p, g] : updates) {
+        Value s = sumAll(b, loc, binary<MulOp>(b, loc, g, g));
+        squares = squares ? binary<AddOp>(b, loc, squares, s) : s;
+      }
+      // tf.clip_by_global_norm: g * clip / max(norm, clip).
+      Value clip = scalar(b, loc, maxGradientNorm);
+      Value norm = SqrtOp::create(b, loc, squares);
+      Value factor = binary<DivOp>(b, loc, clip, binary<MaxOp>(b, loc, norm, clip));
+      for (auto &[p, g] : updates)
+        g = binary<MulOp>(b, loc, g, factor);
+    }
+
+    for (auto &[state, value] : stateUpdates)
+      UpdateStateOp::create(b, loc, state, value);
+    for (auto &[p, g] : updates)
+      if (failed(applyOptimizer(b, symbols, *rule, p, g, learningRate, step)))
+        return failure();
+
+    func::ReturnOp::create(b, ret.getLoc(), ValueRange{loss, top1, top5});
+    ret.erase();
+
+    forward.setName("train_step");
+    auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
+    forward.setType(FunctionType::get(
+        context, body.getArgumentTypes(), {scalarF32, scalarF32, scalarF32}));
+    StringRef argNames[] = {"labels", "learning_rate", "step"};
+    for (auto [i, name] : llvm::enumerate(argNames))
+      forward.setArgAttr(i + 1, "fastnn.name", b.getStringAttr(name));
+    StringRef resultNames[] = {"loss", "top1", "top5"};
+    forward.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
+    for (auto [i, name] : llvm::enumerate(resultNames))
+      forward.setResultAttr(i, "fastnn.name", b.getStringAttr(name));
+    return success();
+  }
+
+  /// Batch norm with batch statistics (plus the running-average updates it
+  /// implies) and dropout with random masks.
+  LogicalResult useTrainingForms(OpBuilder &b, Block &body,
+                                 SymbolTable &symbols, Value step,
+                                 SmallVectorImpl<std::pair<Value, Value>> &updates) {
+    int64_t dropoutIndex = 0;
+    for (Operation &op : llvm::make_early_inc_range(body)) {
+      if (auto bn = dyn_cast<BatchNormOp>(op)) {
+        b.setInsertionPoint(bn);
+        Location loc = bn.getLoc();
+        auto train = BatchNormTrainOp::create(
+            b, loc, bn.getType(), bn.getMean().getType(), bn.getMean().getType(),
+            bn.getInput(), bn.getScale(), bn.getBias(), bn.getEpsilonAttr(),
+            bn.getLayoutAttr());
+        auto runningMean = bn.getMean().getDefiningOp<ParamOp>();
+        auto runningVariance = bn.getVariance().getDefiningOp<ParamOp>();
+        if (!runningMean || !runningVariance)
+          return bn.emitError("training expects batch-norm statistics that "
+                              "are parameters of the model");
+        double momentum = bn.getMomentum().convertToDouble();
+        RankedTensorType type = typeOf(bn.getInput());
+        int64_t count = type.getNumElements() / typeOf(bn.getMean()).getNumElements();
+        auto blend = [&](Value running, Value batchValue, double correction) {
+          Value kept = binary<MulOp>(b, loc, running, scalar(b, loc, momentum));
+          Value fresh = binary<MulOp>(b, loc, batchValue,
+                                      scalar(b, loc, (1 - momentum) * correction));
+          return binary<AddOp>(b, loc, kept, fresh);
+        };
+        updates.push_back({runningMean, blend(runningMean, train.getMean(), 1.0)});
+        // Bessel's correction for the running variance, as TF's fused batch
+        // norm does; normalisation itself uses the biased variance.
+        double bessel = count > 1 ? double(count) / (count - 1) : 1.0;
+        updates.push_back(
+            {runningVariance, blend(runningVariance, train.getVariance(), bessel)});
+        bn.replaceAllUsesWith(train.getResult());
+        bn.erase();
+      } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
+        b.setInsertionPoint(dropout);
+        Value masked = DropoutTrainOp::create(
+            b, dropout.getLoc(), dropout.getType(), dropout.getInput(), step,
+            dropout.getRatioAttr(), b.getI64IntegerAttr(dropoutSeed * 1000003 + dropoutIndex++));
+        dropout.replaceAllUsesWith(masked);
+        dropout.erase();
+      }
+    }
+    return success();
+  }
+
+  /// Reverse-mode differentiation of `loss` with respect to `trainable`,
+  /// appending the backward ops before `ret`.
+  LogicalResult differentiate(OpBuilder &b, Block &body, func::ReturnOp ret,
+                              Value loss, const llvm::SetVector<Value> &trainable,
+                              llvm::DenseMap<Value, Value> &grads) {
+    // Only values that depend on a trainable parameter need gradients.
+    llvm::DenseSet<Value> active(trainable.begin(), trainable.end());
+    for (Operation &op : body)
+      if (llvm::any_of(op.getOperands(), [&](Value v) { return active.count(v); }))
+        for (Value result : op.getResults())
+          if (isa<FloatType>(typeOf(result).getElementType()))
+            active.insert(result);
+    if (!active.count(loss))
+      return ret.emitError("the loss does not depend on any trainable "
+                           "parameter");
+
+    SmallVector<Operation *> forwardOps;
+    for (Operation &op : body)
+      if (&op != ret.getOperation())
+        forwardOps.push_back(&op);
+    b.setInsertionPoint(ret);
+    grads[loss] = scalar(b, loss.getLoc(), 1.0);
+    for (Operation *op : llvm::reverse(forwardOps)) {
+      SmallVector<Value> resultGrads;
+      bool any = false;
+      for (Value result : op->getResults()) {
+        resultGrads.push_back(grads.lookup(result));
+        any |= resultGrads.back() != nullptr;
+      }
+      if (!any || !llvm::any_of(op->getOperands(),
+                                [&](Value v) { return active.count(v); }))
+        continue;
+      auto differentiable = dyn_cast<GradientOpInterface>(op);
+      if (!differentiable)
+        return op->emitOpError("has no gradient rule");
+      SmallVector<Value> operandGrads;
+      if (failed(differentiable.buildGradients(b, resultGrads, operandGrads)))
+        return failure();
+      for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads)) {
+        if (!grad || !active.count(operand))
+          continue;
+        Value &sum = grads[operand];
+        sum = sum ? binary<AddOp>(b, op->getLoc(), sum, grad) : grad;
+      }
+    }
+    return success();
+  }
+
+  LogicalResult applyOptimizer(OpBuilder &b, SymbolTable &symbols,
+                               Optimizer rule, Value param, Value grad,
+                               Value learningRate, Value step) {
+    auto read = param.getDefiningOp<ParamOp>();
+    auto parameter = symbols.lookup<ParameterOp>(read.getName());
+    Location loc = read.getLoc();
+    SmallVector<Value> slots;
+    for (int64_t i = 0; i < ApplyOptimizerOp::slotCount(rule); ++i) {
+      double initial = ApplyOptimizerOp::slotInitialValue(
+          rule, i,
+          rule == Optimizer::FTRL ? ftrlInitialAccumulatorValue
+                                  : adagradInitialAccumulatorValue);
+      RankedTensorType type = parameter.getType();
+      OpBuilder moduleBuilder(parameter);
+      moduleBuilder.setInsertionPointAfter(parameter);
+      auto slot = ParameterOp::create(
+          moduleBuilder, loc,
+          (parameter.getSymName() + ".slot" + Twine(i)).str(), ParamRole::Slot,
+          DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(),
+                                                      initial)));
+      symbols.insert(slot);
+      OpBuilder entry = OpBuilder::atBlockBegin(read->getBlock());
+      slots.push_back(ParamOp::create(entry, loc, type, slot.getSymName()));
+    }
+    bool rmsprop = rule == Optimizer::RMSProp;
+    bool adamLike = rule == Optimizer::Adam || rule == Optimizer::AdamW;
+    ApplyOptimizerOp::create(
+        b, loc, param, grad, learningRate, step, slots,
+        OptimizerAttr::get(b.getContext(), rule),
+        b.getF64FloatAttr(rmsprop ? rmspropMomentum : momentum),
+        useNesterov ? b.getUnitAttr() : UnitAttr(),
+        b.getF64FloatAttr(adadeltaRho), b.getF64FloatAttr(adamBeta1),
+        b.getF64FloatAttr(adamBeta2), b.getF64FloatAttr(optEpsilon),
+        b.getF64FloatAttr(rmspropDecay),
+        b.getF64FloatAttr(rule == Optimizer::FTRL
+                              ? ftrlInitialAccumulatorValue
+                              : adagradInitialAccumulatorValue),
+        b.getF64FloatAttr(ftrlLearningRatePower), b.getF64FloatAttr(ftrlL1),
+        b.getF64FloatAttr(ftrlL2),
+        b.getF64FloatAttr(adamLike && rule == Optimizer::AdamW ? weightDecay : 0.0));
+    return success();
+  }
+};
+
+} // namespace
