@@ -26,7 +26,8 @@ Value scalar(OpBuilder &b, Location loc, double value) {
       b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
 }
 
-template <typename OpT> Value binary(OpBuilder &b, Location loc, Value l, Value r) {
+template <typename OpT>
+Value binary(OpBuilder &b, Location loc, Value l, Value r) {
   return OpT::create(b, loc, ValueRange{l, r}).getResult();
 }
 
@@ -67,8 +68,8 @@ struct BuildTrainStepPass
              << type;
     if (type.getRank() == 2)
       return value;
-    return ReshapeOp::create(
-               b, loc, type.clone({batch, type.getDimSize(1)}), value)
+    return ReshapeOp::create(b, loc, type.clone({batch, type.getDimSize(1)}),
+                             value)
         .getResult();
   }
 
@@ -77,7 +78,8 @@ struct BuildTrainStepPass
     RankedTensorType type = typeOf(logits);
     Value logProbabilities = LogSoftmaxOp::create(b, loc, logits, 1);
     Value oneHot = OneHotOp::create(b, loc, type, labels);
-    Value picked = sumAll(b, loc, binary<MulOp>(b, loc, oneHot, logProbabilities));
+    Value picked =
+        sumAll(b, loc, binary<MulOp>(b, loc, oneHot, logProbabilities));
     return binary<MulOp>(b, loc, picked,
                          scalar(b, loc, -1.0 / type.getDimSize(0)));
   }
@@ -88,8 +90,9 @@ struct BuildTrainStepPass
     auto hitsType = RankedTensorType::get({type.getDimSize(0)}, b.getF32Type());
     Value hits = InTopKOp::create(b, loc, hitsType, logits, labels,
                                   b.getI64IntegerAttr(k));
-    return ReduceMeanOp::create(b, loc, RankedTensorType::get({}, b.getF32Type()),
-                                hits, b.getDenseI64ArrayAttr({0}), UnitAttr());
+    return ReduceMeanOp::create(b, loc,
+                                RankedTensorType::get({}, b.getF32Type()), hits,
+                                b.getDenseI64ArrayAttr({0}), UnitAttr());
   }
 
   LogicalResult build(ModuleOp module) {
@@ -99,8 +102,9 @@ struct BuildTrainStepPass
     std::optional<Optimizer> rule = parseOptimizer(optimizer);
     if (!rule)
       return module.emitError("unknown optimizer '")
-             << optimizer << "' (adadelta, adagrad, adam, ftrl, momentum, "
-                             "sgd, rmsprop, adamweightdecay)";
+             << optimizer
+             << "' (adadelta, adagrad, adam, ftrl, momentum, "
+                "sgd, rmsprop, adamweightdecay)";
     if (forward.getNumArguments() != 1)
       return forward.emitError("training expects a model with one input "
                                "(the images), got ")
@@ -118,8 +122,8 @@ struct BuildTrainStepPass
 
     // Inputs of the step after the images.
     auto i64Scalar = RankedTensorType::get({}, b.getI64Type());
-    Value labels = body.addArgument(
-        RankedTensorType::get({batch}, b.getI64Type()), loc);
+    Value labels =
+        body.addArgument(RankedTensorType::get({batch}, b.getI64Type()), loc);
     Value learningRate =
         body.addArgument(RankedTensorType::get({}, b.getF32Type()), loc);
     Value step = body.addArgument(i64Scalar, loc);
@@ -140,12 +144,14 @@ struct BuildTrainStepPass
       if (failed(aux))
         return failure();
       loss = binary<AddOp>(b, loc, loss,
-                           binary<MulOp>(b, loc, crossEntropy(b, loc, *aux, labels),
+                           binary<MulOp>(b, loc,
+                                         crossEntropy(b, loc, *aux, labels),
                                          scalar(b, loc, auxLossWeight)));
     }
     int64_t classes = typeOf(*logits).getDimSize(1);
     Value top1 = accuracy(b, loc, *logits, labels, 1);
-    Value top5 = accuracy(b, loc, *logits, labels, std::min<int64_t>(5, classes));
+    Value top5 =
+        accuracy(b, loc, *logits, labels, std::min<int64_t>(5, classes));
 
     // Trainable parameters, and which of them are weights that decay.
     llvm::SetVector<Value> trainable;
@@ -177,9 +183,9 @@ struct BuildTrainStepPass
           squares = squares ? binary<AddOp>(b, loc, squares, s) : s;
         }
       if (squares)
-        loss = binary<AddOp>(b, loc, loss,
-                             binary<MulOp>(b, loc, squares,
-                                           scalar(b, loc, weightDecay / 2)));
+        loss = binary<AddOp>(
+            b, loc, loss,
+            binary<MulOp>(b, loc, squares, scalar(b, loc, weightDecay / 2)));
     }
 
     // Weight decay's gradient, then clipping by the global norm.
@@ -189,8 +195,8 @@ struct BuildTrainStepPass
       if (!g)
         continue;
       if (weightDecay > 0 && !decoupledDecay && weights.count(p))
-        g = binary<AddOp>(b, loc, g,
-                          binary<MulOp>(b, loc, p, scalar(b, loc, weightDecay)));
+        g = binary<AddOp>(
+            b, loc, g, binary<MulOp>(b, loc, p, scalar(b, loc, weightDecay)));
       updates.push_back({p, g});
     }
     if (maxGradientNorm > 0 && !updates.empty()) {
@@ -202,7 +208,8 @@ struct BuildTrainStepPass
       // tf.clip_by_global_norm: g * clip / max(norm, clip).
       Value clip = scalar(b, loc, maxGradientNorm);
       Value norm = SqrtOp::create(b, loc, squares);
-      Value factor = binary<DivOp>(b, loc, clip, binary<MaxOp>(b, loc, norm, clip));
+      Value factor =
+          binary<DivOp>(b, loc, clip, binary<MaxOp>(b, loc, norm, clip));
       for (auto &[p, g] : updates)
         g = binary<MulOp>(b, loc, g, factor);
     }
@@ -218,8 +225,8 @@ struct BuildTrainStepPass
 
     forward.setName("train_step");
     auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
-    forward.setType(FunctionType::get(
-        context, body.getArgumentTypes(), {scalarF32, scalarF32, scalarF32}));
+    forward.setType(FunctionType::get(context, body.getArgumentTypes(),
+                                      {scalarF32, scalarF32, scalarF32}));
     StringRef argNames[] = {"labels", "learning_rate", "step"};
     for (auto [i, name] : llvm::enumerate(argNames))
       forward.setArgAttr(i + 1, "fastnn.name", b.getStringAttr(name));
@@ -232,18 +239,18 @@ struct BuildTrainStepPass
 
   /// Batch norm with batch statistics (plus the running-average updates it
   /// implies) and dropout with random masks.
-  LogicalResult useTrainingForms(OpBuilder &b, Block &body,
-                                 SymbolTable &symbols, Value step,
-                                 SmallVectorImpl<std::pair<Value, Value>> &updates) {
+  LogicalResult
+  useTrainingForms(OpBuilder &b, Block &body, SymbolTable &symbols, Value step,
+                   SmallVectorImpl<std::pair<Value, Value>> &updates) {
     int64_t dropoutIndex = 0;
     for (Operation &op : llvm::make_early_inc_range(body)) {
       if (auto bn = dyn_cast<BatchNormOp>(op)) {
         b.setInsertionPoint(bn);
         Location loc = bn.getLoc();
         auto train = BatchNormTrainOp::create(
-            b, loc, bn.getType(), bn.getMean().getType(), bn.getMean().getType(),
-            bn.getInput(), bn.getScale(), bn.getBias(), bn.getEpsilonAttr(),
-            bn.getLayoutAttr());
+            b, loc, bn.getType(), bn.getMean().getType(),
+            bn.getMean().getType(), bn.getInput(), bn.getScale(), bn.getBias(),
+            bn.getEpsilonAttr(), bn.getLayoutAttr());
         auto runningMean = bn.getMean().getDefiningOp<ParamOp>();
         auto runningVariance = bn.getVariance().getDefiningOp<ParamOp>();
         if (!runningMean || !runningVariance)
@@ -251,26 +258,30 @@ struct BuildTrainStepPass
                               "are parameters of the model");
         double momentum = bn.getMomentum().convertToDouble();
         RankedTensorType type = typeOf(bn.getInput());
-        int64_t count = type.getNumElements() / typeOf(bn.getMean()).getNumElements();
+        int64_t count =
+            type.getNumElements() / typeOf(bn.getMean()).getNumElements();
         auto blend = [&](Value running, Value batchValue, double correction) {
           Value kept = binary<MulOp>(b, loc, running, scalar(b, loc, momentum));
-          Value fresh = binary<MulOp>(b, loc, batchValue,
-                                      scalar(b, loc, (1 - momentum) * correction));
+          Value fresh = binary<MulOp>(
+              b, loc, batchValue, scalar(b, loc, (1 - momentum) * correction));
           return binary<AddOp>(b, loc, kept, fresh);
         };
-        updates.push_back({runningMean, blend(runningMean, train.getMean(), 1.0)});
+        updates.push_back(
+            {runningMean, blend(runningMean, train.getMean(), 1.0)});
         // Bessel's correction for the running variance, as TF's fused batch
         // norm does; normalisation itself uses the biased variance.
         double bessel = count > 1 ? double(count) / (count - 1) : 1.0;
         updates.push_back(
-            {runningVariance, blend(runningVariance, train.getVariance(), bessel)});
+            {runningVariance,
+             blend(runningVariance, train.getVariance(), bessel)});
         bn.replaceAllUsesWith(train.getResult());
         bn.erase();
       } else if (auto dropout = dyn_cast<DropoutOp>(op)) {
         b.setInsertionPoint(dropout);
         Value masked = DropoutTrainOp::create(
             b, dropout.getLoc(), dropout.getType(), dropout.getInput(), step,
-            dropout.getRatioAttr(), b.getI64IntegerAttr(dropoutSeed * 1000003 + dropoutIndex++));
+            dropout.getRatioAttr(),
+            b.getI64IntegerAttr(dropoutSeed * 1000003 + dropoutIndex++));
         dropout.replaceAllUsesWith(masked);
         dropout.erase();
       }
@@ -281,12 +292,14 @@ struct BuildTrainStepPass
   /// Reverse-mode differentiation of `loss` with respect to `trainable`,
   /// appending the backward ops before `ret`.
   LogicalResult differentiate(OpBuilder &b, Block &body, func::ReturnOp ret,
-                              Value loss, const llvm::SetVector<Value> &trainable,
+                              Value loss,
+                              const llvm::SetVector<Value> &trainable,
                               llvm::DenseMap<Value, Value> &grads) {
     // Only values that depend on a trainable parameter need gradients.
     llvm::DenseSet<Value> active(trainable.begin(), trainable.end());
     for (Operation &op : body)
-      if (llvm::any_of(op.getOperands(), [&](Value v) { return active.count(v); }))
+      if (llvm::any_of(op.getOperands(),
+                       [&](Value v) { return active.count(v); }))
         for (Value result : op.getResults())
           if (isa<FloatType>(typeOf(result).getElementType()))
             active.insert(result);
@@ -344,8 +357,8 @@ struct BuildTrainStepPass
       auto slot = ParameterOp::create(
           moduleBuilder, loc,
           (parameter.getSymName() + ".slot" + Twine(i)).str(), ParamRole::Slot,
-          DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(),
-                                                      initial)));
+          DenseElementsAttr::get(
+              type, b.getFloatAttr(type.getElementType(), initial)));
       symbols.insert(slot);
       OpBuilder entry = OpBuilder::atBlockBegin(read->getBlock());
       slots.push_back(ParamOp::create(entry, loc, type, slot.getSymName()));
@@ -365,7 +378,8 @@ struct BuildTrainStepPass
                               : adagradInitialAccumulatorValue),
         b.getF64FloatAttr(ftrlLearningRatePower), b.getF64FloatAttr(ftrlL1),
         b.getF64FloatAttr(ftrlL2),
-        b.getF64FloatAttr(adamLike && rule == Optimizer::AdamW ? weightDecay : 0.0));
+        b.getF64FloatAttr(adamLike && rule == Optimizer::AdamW ? weightDecay
+                                                               : 0.0));
     return success();
   }
 };

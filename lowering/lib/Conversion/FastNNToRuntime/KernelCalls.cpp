@@ -19,7 +19,6 @@ using namespace mlir;
 using namespace mlir::fastnn;
 
 namespace fastnn::lowering {
-namespace {
 
 /// Appends an fnn_shape: rank, then FNN_MAX_RANK dimensions padded with 0.
 void appendShape(SmallVectorImpl<int64_t> &words, ArrayRef<int64_t> shape) {
@@ -49,6 +48,14 @@ int64_t dtypeOf(Value value) {
   return FNN_F64;
 }
 
+bool hasBackwardUser(Operation *op) {
+  return llvm::any_of(op->getUsers(), [](Operation *user) {
+    return isa<Pool2DBackwardOp, LRNBackwardOp>(user);
+  });
+}
+
+namespace {
+
 int64_t layoutOf(Layout layout) {
   return layout == Layout::NHWC ? FNN_NHWC : FNN_NCHW;
 }
@@ -75,7 +82,8 @@ LLVM::LLVMFuncOp RunEmitter::runtimeFunction(StringRef name, Type result,
 }
 
 int64_t RunEmitter::createKernel(Location loc, StringRef createName,
-                                 ArrayRef<int64_t> descriptor) {
+                                 ArrayRef<int64_t> descriptor,
+                                 std::optional<int64_t> forward) {
   MLIRContext *context = module.getContext();
   auto ptrType = LLVM::LLVMPointerType::get(context);
   auto i64 = IntegerType::get(context, 64);
@@ -91,12 +99,19 @@ int64_t RunEmitter::createKernel(Location loc, StringRef createName,
                                 descriptor));
 
   OpBuilder &b = initBuilder;
-  LLVM::LLVMFuncOp create =
-      runtimeFunction(createName, ptrType, {ptrType, ptrType});
-  Value address = LLVM::AddressOfOp::create(b, loc, descriptorGlobal);
-  Value kernel =
-      LLVM::CallOp::create(b, loc, create, ValueRange{device, address})
-          .getResult();
+  SmallVector<Type> params = {ptrType, ptrType};
+  SmallVector<Value> args = {
+      device, LLVM::AddressOfOp::create(b, loc, descriptorGlobal)};
+  if (forward) {
+    params.push_back(ptrType);
+    Value table =
+        LLVM::AddressOfOp::create(b, loc, ptrType, "fnn_kernel_table");
+    Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
+                                     ArrayRef<LLVM::GEPArg>{*forward});
+    args.push_back(LLVM::LoadOp::create(b, loc, ptrType, slot));
+  }
+  LLVM::LLVMFuncOp create = runtimeFunction(createName, ptrType, params);
+  Value kernel = LLVM::CallOp::create(b, loc, create, args).getResult();
   Value null = LLVM::ZeroOp::create(b, loc, ptrType);
   Value failed =
       LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, kernel, null);
@@ -172,7 +187,11 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         llvm::append_range(words, pool.getStrides());
         llvm::append_range(words, pool.getPads());
         llvm::append_range(words, dilations);
-        int64_t k = createKernel(loc, "fnn_pool2d_create", words);
+        int64_t k =
+            createKernel(loc,
+                         hasBackwardUser(pool) ? "fnn_pool2d_train_create"
+                                               : "fnn_pool2d_create",
+                         words);
         callForward(loc, "fnn_pool2d_forward", k,
                     {p(pool.getInput()), p(pool.getResult())});
         return success();
@@ -195,7 +214,10 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         appendDouble(words, lrn.getAlpha().convertToDouble());
         appendDouble(words, lrn.getBeta().convertToDouble());
         appendDouble(words, lrn.getBias().convertToDouble());
-        int64_t k = createKernel(loc, "fnn_lrn_create", words);
+        int64_t k = createKernel(loc,
+                                 hasBackwardUser(lrn) ? "fnn_lrn_train_create"
+                                                      : "fnn_lrn_create",
+                                 words);
         callForward(loc, "fnn_lrn_forward", k,
                     {p(lrn.getInput()), p(lrn.getResult())});
         return success();

@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -63,6 +64,11 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
   OpBuilder &b = runBuilder;
   Location loc = op->getLoc();
   MLIRContext *context = op->getContext();
+  if (auto update = dyn_cast<UpdateStateOp>(op)) {
+    linalg::CopyOp::create(b, loc, view(loc, update.getValue()),
+                           view(loc, update.getState()));
+    return success();
+  }
   if (op->getNumResults() != 1)
     return op->emitOpError("cannot be generated as loops");
   Value result = op->getResult(0);
@@ -369,6 +375,172 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
           llvm::append_range(source, indices.drop_front(axis + indexRank));
           return memref::LoadOp::create(nb, l, input, source);
         });
+      })
+      .Case([&](ReluBackwardOp) {
+        return elementwise(
+            [](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
+              Value positive =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                        args[0], floatConstant(nb, l, t, 0.0));
+              return arith::SelectOp::create(nb, l, positive, args[1],
+                                             floatConstant(nb, l, t, 0.0));
+            });
+      })
+      .Case([&](LeakyReluBackwardOp leaky) {
+        double alpha = leaky.getAlpha().convertToDouble();
+        return elementwise([&](OpBuilder &nb, Location l, ValueRange args,
+                               Type t) -> Value {
+          Value positive =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, args[0],
+                                    floatConstant(nb, l, t, 0.0));
+          Value scaled = arith::MulFOp::create(nb, l, args[1],
+                                               floatConstant(nb, l, t, alpha));
+          return arith::SelectOp::create(nb, l, positive, args[1], scaled);
+        });
+      })
+      .Case([&](ClipBackwardOp clip) {
+        double lo = clip.getMin().convertToDouble();
+        double hi = clip.getMax().convertToDouble();
+        return elementwise(
+            [&](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
+              Value above =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                        args[0], floatConstant(nb, l, t, lo));
+              Value below =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
+                                        args[0], floatConstant(nb, l, t, hi));
+              Value inside = arith::AndIOp::create(nb, l, above, below);
+              return arith::SelectOp::create(nb, l, inside, args[1],
+                                             floatConstant(nb, l, t, 0.0));
+            });
+      })
+      .Case([&](SignOp) {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          Value zero = floatConstant(nb, l, t, 0.0);
+          Value positive =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x, zero);
+          Value negative =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x, zero);
+          Value sign = arith::SelectOp::create(
+              nb, l, negative, floatConstant(nb, l, t, -1.0), zero);
+          return arith::SelectOp::create(nb, l, positive,
+                                         floatConstant(nb, l, t, 1.0), sign)
+              .getResult();
+        });
+      })
+      .Case([&](BroadcastOp) {
+        return elementwise([](OpBuilder &, Location, ValueRange args, Type) {
+          return args[0];
+        });
+      })
+      .Case([&](DropoutTrainOp dropout) {
+        double ratio = dropout.getRatio().convertToDouble();
+        uint64_t seed = static_cast<uint64_t>(dropout.getSeed());
+        SmallVector<int64_t> strides = computeStrides(resultType.getShape());
+        return elementwise([&](OpBuilder &nb, Location l, ValueRange args,
+                               Type t) -> Value {
+          // The mask is a pure function of (seed, step, element index):
+          // splitmix64 of their mix, top 24 bits as a uniform in [0, 1).
+          auto i64 = nb.getI64Type();
+          auto c64 = [&](uint64_t v) {
+            return arith::ConstantOp::create(
+                nb, l, nb.getIntegerAttr(i64, static_cast<int64_t>(v)));
+          };
+          Value linear = arith::ConstantIndexOp::create(nb, l, 0);
+          for (int64_t d = 0; d < rank; ++d)
+            linear = arith::AddIOp::create(
+                nb, l, linear,
+                arith::MulIOp::create(
+                    nb, l, linalg::IndexOp::create(nb, l, d),
+                    arith::ConstantIndexOp::create(nb, l, strides[d])));
+          Value z = arith::XOrIOp::create(
+              nb, l, arith::IndexCastOp::create(nb, l, i64, linear),
+              arith::MulIOp::create(nb, l, args[1],
+                                    c64(0x9E3779B97F4A7C15ull)));
+          z = arith::XOrIOp::create(nb, l, z,
+                                    c64(seed * 0xD1B54A32D192ED03ull));
+          auto mixStep = [&](uint64_t shift, uint64_t multiplier) {
+            z = arith::XOrIOp::create(
+                nb, l, z, arith::ShRUIOp::create(nb, l, z, c64(shift)));
+            if (multiplier)
+              z = arith::MulIOp::create(nb, l, z, c64(multiplier));
+          };
+          z = arith::AddIOp::create(nb, l, z, c64(0x9E3779B97F4A7C15ull));
+          mixStep(30, 0xBF58476D1CE4E5B9ull);
+          mixStep(27, 0x94D049BB133111EBull);
+          mixStep(31, 0);
+          Value bits = arith::ShRUIOp::create(nb, l, z, c64(40));
+          Value uniform = arith::MulFOp::create(
+              nb, l, arith::UIToFPOp::create(nb, l, t, bits),
+              floatConstant(nb, l, t, 1.0 / (1 << 24)));
+          Value keep =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, uniform,
+                                    floatConstant(nb, l, t, ratio));
+          Value scaled = arith::MulFOp::create(
+              nb, l, args[0], floatConstant(nb, l, t, 1.0 / (1.0 - ratio)));
+          return arith::SelectOp::create(nb, l, keep, scaled,
+                                         floatConstant(nb, l, t, 0.0));
+        });
+      })
+      .Case([&](OneHotOp oneHot) {
+        Value labels = view(loc, oneHot.getLabels());
+        return gatherLoop([&](OpBuilder &nb, Location l,
+                              ArrayRef<Value> indices) -> Value {
+          Value label = memref::LoadOp::create(nb, l, labels, indices[0]);
+          Value column =
+              arith::IndexCastOp::create(nb, l, label.getType(), indices[1]);
+          Value hit = arith::CmpIOp::create(nb, l, arith::CmpIPredicate::eq,
+                                            label, column);
+          return arith::SelectOp::create(
+              nb, l, hit, floatConstant(nb, l, elementType, 1.0),
+              floatConstant(nb, l, elementType, 0.0));
+        });
+      })
+      .Case([&](InTopKOp topK) {
+        // Count the logits strictly above the label's, per row, into the
+        // result; then turn each count into whether it is below k.
+        Value logits = view(loc, topK.getLogits());
+        Value labels = view(loc, topK.getLabels());
+        Value output = view(loc, result);
+        linalg::FillOp::create(
+            b, loc, ValueRange{floatConstant(b, loc, elementType, 0.0)},
+            ValueRange{output});
+        AffineMap rows = AffineMap::get(2, 0, {b.getAffineDimExpr(0)}, context);
+        linalg::GenericOp::create(
+            b, loc, ValueRange{logits}, ValueRange{output},
+            {b.getMultiDimIdentityMap(2), rows},
+            {utils::IteratorType::parallel, utils::IteratorType::reduction},
+            [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value row = linalg::IndexOp::create(nb, l, 0);
+              Value label = arith::IndexCastOp::create(
+                  nb, l, nb.getIndexType(),
+                  memref::LoadOp::create(nb, l, labels, row));
+              Value target =
+                  memref::LoadOp::create(nb, l, logits, ValueRange{row, label});
+              Value above = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OGT, args[0], target);
+              Value count = arith::AddFOp::create(
+                  nb, l, args[1],
+                  arith::SelectOp::create(
+                      nb, l, above, floatConstant(nb, l, elementType, 1.0),
+                      floatConstant(nb, l, elementType, 0.0)));
+              linalg::YieldOp::create(nb, l, count);
+            });
+        double k = static_cast<double>(topK.getK());
+        linalg::GenericOp::create(
+            b, loc, ValueRange{}, ValueRange{output}, {identity},
+            parallel(rank), [&](OpBuilder &nb, Location l, ValueRange args) {
+              Value inside = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OLT, args[0],
+                  floatConstant(nb, l, elementType, k));
+              linalg::YieldOp::create(
+                  nb, l,
+                  arith::SelectOp::create(
+                      nb, l, inside, floatConstant(nb, l, elementType, 1.0),
+                      floatConstant(nb, l, elementType, 0.0))
+                      .getResult());
+            });
+        return success();
       })
       .Default([](Operation *op) {
         return op->emitOpError("is not supported by the code generator");

@@ -69,6 +69,10 @@ Value RunEmitter::pointer(Location loc, Value value) {
                              ArrayRef<LLVM::GEPArg>{layout.offsetOf(value)});
 }
 
+Value RunEmitter::pointerIfUsed(Location loc, Value value) {
+  return value.use_empty() ? nullPointer(loc) : pointer(loc, value);
+}
+
 Value RunEmitter::nullPointer(Location loc) {
   return LLVM::ZeroOp::create(runBuilder, loc,
                               LLVM::LLVMPointerType::get(module.getContext()));
@@ -81,11 +85,20 @@ LogicalResult RunEmitter::lower(Operation *op) {
   // Written once at init.
   if (isa<ParamOp, ConstantOp, func::ReturnOp>(op))
     return success();
+  int64_t firstKernel = kernelCount;
+  LogicalResult lowered = success();
   if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp, LRNOp, MatMulOp,
           SoftmaxOp, LogSoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
           ReduceMinOp>(op))
-    return lowerKernelOp(op);
-  return lowerLoopOp(op);
+    lowered = lowerKernelOp(op);
+  else if (isa<Conv2DBackwardOp, Pool2DBackwardOp, BatchNormTrainOp,
+               BatchNormBackwardOp, LRNBackwardOp, ApplyOptimizerOp>(op))
+    lowered = lowerTrainingKernelOp(op);
+  else
+    lowered = lowerLoopOp(op);
+  if (kernelCount > firstKernel)
+    kernelOf[op] = firstKernel;
+  return lowered;
 }
 
 namespace {
@@ -227,7 +240,7 @@ struct LowerToRuntimePass
 
     emitKernelTable(globals, loc, emitter.numKernels());
     emitRelease(globals, loc, emitter.numKernels());
-    emitMetadata(globals, forward, layout);
+    emitMetadata(globals, forward, layout, symbols);
 
     forward.erase();
     for (auto parameter :
@@ -278,55 +291,83 @@ struct LowerToRuntimePass
   }
 
   void emitMetadata(OpBuilder &globals, func::FuncOp forward,
-                    const ArenaLayout &layout) {
+                    const ArenaLayout &layout, SymbolTable &symbols) {
     MLIRContext *context = globals.getContext();
     Location loc = forward.getLoc();
     auto i64 = IntegerType::get(context, 64);
     auto i8 = IntegerType::get(context, 8);
-    SmallVector<int64_t> records = {0};
-    std::string names;
-    auto addRecord = [&](int64_t kind, Value value, Attribute nameAttr,
-                         unsigned index) {
-      auto type = cast<RankedTensorType>(value.getType());
-      std::string name = isa_and_nonnull<StringAttr>(nameAttr)
-                             ? cast<StringAttr>(nameAttr).str()
-                             : (kind == FNN_IO_INPUT ? "input" : "output") +
-                                   std::to_string(index);
-      records.push_back(kind);
-      records.push_back(ioDtype(type.getElementType()));
-      records.push_back(type.getRank());
-      for (int64_t d = 0; d < FNN_MAX_RANK; ++d)
-        records.push_back(d < type.getRank() ? type.getDimSize(d) : 0);
-      records.push_back(layout.offsetOf(value));
-      records.push_back(names.size());
-      records.push_back(name.size());
-      names += name;
-      ++records[0];
+    /// A table of fnn_model_io-style records and its names.
+    struct Table {
+      SmallVector<int64_t> records = {0};
+      std::string names;
+      void add(int64_t kind, Value value, StringRef name,
+               const ArenaLayout &layout) {
+        auto type = cast<RankedTensorType>(value.getType());
+        records.push_back(kind);
+        records.push_back(ioDtype(type.getElementType()));
+        records.push_back(type.getRank());
+        for (int64_t d = 0; d < FNN_MAX_RANK; ++d)
+          records.push_back(d < type.getRank() ? type.getDimSize(d) : 0);
+        records.push_back(layout.offsetOf(value));
+        records.push_back(names.size());
+        records.push_back(name.size());
+        names += name;
+        ++records[0];
+      }
     };
+    auto nameOf = [](Attribute attr, StringRef fallback, unsigned index) {
+      if (auto name = dyn_cast_or_null<StringAttr>(attr))
+        return name.str();
+      return fallback.str() + std::to_string(index);
+    };
+    Table io;
     for (BlockArgument arg : forward.getArguments())
-      addRecord(FNN_IO_INPUT, arg,
-                forward.getArgAttr(arg.getArgNumber(), "fastnn.name"),
-                arg.getArgNumber());
+      io.add(FNN_IO_INPUT, arg,
+             nameOf(forward.getArgAttr(arg.getArgNumber(), "fastnn.name"),
+                    "input", arg.getArgNumber()),
+             layout);
     auto ret = cast<func::ReturnOp>(forward.front().getTerminator());
     for (auto [i, value] : llvm::enumerate(ret.getOperands()))
-      addRecord(FNN_IO_OUTPUT, value, forward.getResultAttr(i, "fastnn.name"),
-                i);
+      io.add(FNN_IO_OUTPUT, value,
+             nameOf(forward.getResultAttr(i, "fastnn.name"), "output", i),
+             layout);
+    Table state;
+    for (auto read : forward.front().getOps<ParamOp>()) {
+      auto parameter = symbols.lookup<ParameterOp>(read.getName());
+      int64_t role =
+          parameter.getRole() == ParamRole::Trainable   ? FNN_STATE_TRAINABLE
+          : parameter.getRole() == ParamRole::Statistic ? FNN_STATE_STATISTIC
+                                                        : FNN_STATE_SLOT;
+      state.add(role, read.getResult(), read.getName(), layout);
+    }
 
     auto constantGlobal = [&](Type type, StringRef name, Attribute value) {
       LLVM::GlobalOp::create(globals, loc, type, /*isConstant=*/true,
                              LLVM::Linkage::External, name, value);
     };
+    auto recordsGlobal = [&](StringRef name, ArrayRef<int64_t> records) {
+      auto count = static_cast<int64_t>(records.size());
+      constantGlobal(LLVM::LLVMArrayType::get(i64, count), name,
+                     DenseIntElementsAttr::get(
+                         RankedTensorType::get({count}, i64), records));
+    };
+    auto stringGlobal = [&](StringRef name, std::string text, bool terminate) {
+      if (terminate || text.empty())
+        text.push_back('\0');
+      constantGlobal(LLVM::LLVMArrayType::get(i8, text.size()), name,
+                     StringAttr::get(context, text));
+    };
     constantGlobal(
         i64, "fnn_model_arena_bytes",
         IntegerAttr::get(i64, std::max<int64_t>(layout.totalBytes, 1)));
-    auto count = static_cast<int64_t>(records.size());
-    constantGlobal(LLVM::LLVMArrayType::get(i64, count), "fnn_model_io",
-                   DenseIntElementsAttr::get(
-                       RankedTensorType::get({count}, i64), records));
-    constantGlobal(
-        LLVM::LLVMArrayType::get(i8, std::max<size_t>(names.size(), 1)),
-        "fnn_model_io_names",
-        StringAttr::get(context, names.empty() ? std::string(1, '\0') : names));
+    recordsGlobal("fnn_model_io", io.records);
+    stringGlobal("fnn_model_io_names", io.names, false);
+    recordsGlobal("fnn_model_state", state.records);
+    stringGlobal("fnn_model_state_names", state.names, false);
+    auto config =
+        forward->getParentOfType<ModuleOp>()->getAttrOfType<StringAttr>(
+            "fastnn.config");
+    stringGlobal("fnn_model_config", config ? config.str() : "", true);
   }
 };
 

@@ -37,6 +37,17 @@ struct ArenaLayout {
   }
 };
 
+/// True if a backward op reads `op`'s saved state, so `op` must be created
+/// with the runtime's training variant.
+bool hasBackwardUser(mlir::Operation *op);
+
+/// Appends an fnn_shape / an fnn_dtype / a double as descriptor words.
+void appendShape(llvm::SmallVectorImpl<int64_t> &words,
+                 llvm::ArrayRef<int64_t> shape);
+void appendShape(llvm::SmallVectorImpl<int64_t> &words, mlir::Value value);
+void appendDouble(llvm::SmallVectorImpl<int64_t> &words, double value);
+int64_t dtypeOf(mlir::Value value);
+
 /// Decides fusion and aliasing, then plans offsets for `forward`.
 ArenaLayout planArena(mlir::func::FuncOp forward);
 
@@ -61,8 +72,16 @@ public:
 private:
   // Kernel calls (KernelCalls.cpp).
   mlir::LogicalResult lowerKernelOp(mlir::Operation *op);
+  /// Creates a kernel in fnn_model_init from `descriptor`; `forward` (a
+  /// kernel index) is passed too for backward kernels made from their
+  /// forward kernel.
   int64_t createKernel(mlir::Location loc, llvm::StringRef createName,
-                       llvm::ArrayRef<int64_t> descriptor);
+                       llvm::ArrayRef<int64_t> descriptor,
+                       std::optional<int64_t> forward = std::nullopt);
+  mlir::LogicalResult lowerTrainingKernelOp(mlir::Operation *op);
+  /// A result's pointer, or null when nothing reads it (the kernel then
+  /// skips computing it).
+  mlir::Value pointerIfUsed(mlir::Location loc, mlir::Value value);
   void callForward(mlir::Location loc, llvm::StringRef forwardName,
                    int64_t kernel, llvm::ArrayRef<mlir::Value> pointers);
 
@@ -84,6 +103,8 @@ private:
   mlir::Value arenaMemRef;
   mlir::LLVM::GlobalOp kernelTable;
   int64_t kernelCount = 0;
+  /// The kernel each op was lowered to.
+  llvm::DenseMap<mlir::Operation *, int64_t> kernelOf;
 };
 
 } // namespace fastnn::lowering
