@@ -86,30 +86,69 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
   memory::dims PadR = {D.pads[2], D.pads[3]};
   // Direct, not auto: auto may pick Winograd, whose rounding error is far
   // above the 1e-5 the kernels are held to.
-  auto Desc =
-      D.has_bias
-          ? dnnl::convolution_forward::desc(
-                dnnl::prop_kind::forward_inference,
-                dnnl::algorithm::convolution_direct, SrcDesc, WeightsDesc,
-                BiasDesc, DstDesc, Strides, Dilations, PadL, PadR)
-          : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                            dnnl::algorithm::convolution_direct,
-                                            SrcDesc, WeightsDesc, DstDesc,
-                                            Strides, Dilations, PadL, PadR);
-  dnnl::convolution_forward::primitive_desc PD(Desc, makeAttr(D.post_op),
-                                               K.device().Engine);
+  auto Create = [&](const memory::desc &Src, const memory::desc &Dst) {
+    memory::desc Weights(WeightsDims, memory::data_type::f32,
+                         memory::format_tag::any);
+    auto Desc = D.has_bias
+                    ? dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference,
+                          dnnl::algorithm::convolution_direct, Src, Weights,
+                          BiasDesc, Dst, Strides, Dilations, PadL, PadR)
+                    : dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference,
+                          dnnl::algorithm::convolution_direct, Src, Weights,
+                          Dst, Strides, Dilations, PadL, PadR);
+    return dnnl::convolution_forward::primitive_desc(Desc, makeAttr(D.post_op),
+                                                     K.device().Engine);
+  };
+  // On plain NCHW oneDNN 2.6 only has its gemm-based convolution (im2col,
+  // and a malloc per call); its jit direct convolutions want channel-blocked
+  // activations. Of those, nChw16c rather than the nhwc that format_tag::any
+  // picks here (brgconv): the jit convolutions are as fast on it, and the
+  // NCHW <-> nChw16c reorders the kernel adds around the call run ~3x faster
+  // than NCHW <-> NHWC ones. An input with fewer than 16 channels stays
+  // NCHW (the jit first-layer kernel reads it directly). NHWC operands are
+  // used as they are (brgconv). The weights are always left to oneDNN and
+  // reordered on every call: the ABI passes their pointer each time and
+  // training updates them in place.
+  auto Blocked = [](const memory::desc &Plain) {
+    return memory::desc(Plain.dims(), memory::data_type::f32,
+                        memory::format_tag::nChw16c);
+  };
+  memory::desc ConvSrc = SrcDesc, ConvDst = DstDesc;
+  if (!Nhwc) {
+    ConvSrc = G == 1 && C < 16 ? SrcDesc : Blocked(SrcDesc);
+    ConvDst = Blocked(DstDesc);
+  }
+  dnnl::convolution_forward::primitive_desc PD;
+  try {
+    PD = Create(ConvSrc, ConvDst);
+  } catch (const dnnl::error &) {
+  }
+  // Some shapes (grouped convolutions whose groups are not whole channel
+  // blocks) have no jit implementation on these layouts, only the reference
+  // one: then oneDNN chooses the layouts itself.
+  if (!PD || std::string(PD.impl_info_str()).rfind("ref", 0) == 0) {
+    auto Any = [](const memory::desc &M) {
+      return memory::desc(M.dims(), memory::data_type::f32,
+                          memory::format_tag::any);
+    };
+    PD = Create(Any(SrcDesc), Any(DstDesc));
+  }
 
   K.addOperand(SrcDesc);
   K.addOperand(WeightsDesc);
   K.addOperand(BiasDesc);
   K.addOperand(DstDesc);
+  memory Src = K.inputIn(SrcSlot, PD.src_desc());
+  memory Weights = K.inputIn(WeightsSlot, PD.weights_desc());
+  memory Dst = K.outputIn(DstSlot, PD.dst_desc());
   std::vector<std::pair<int, memory>> Args = {
-      {DNNL_ARG_SRC, K.operand(SrcSlot)},
-      {DNNL_ARG_WEIGHTS, K.operand(WeightsSlot)},
-      {DNNL_ARG_DST, K.operand(DstSlot)}};
+      {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Weights}, {DNNL_ARG_DST, Dst}};
   if (D.has_bias)
     Args.push_back({DNNL_ARG_BIAS, K.operand(BiasSlot)});
   K.addStep(dnnl::convolution_forward(PD), Args, PD.scratchpad_desc());
+  K.finishOutput(DstSlot, Dst);
 }
 } // namespace
 

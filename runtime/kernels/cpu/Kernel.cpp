@@ -178,6 +178,43 @@ void fnn_kernel::addStep(const dnnl::primitive &Primitive,
   Steps.push_back(std::move(S));
 }
 
+/// Reorders never need a scratchpad for the layouts used here, but asking
+/// for a user one keeps oneDNN from ever allocating one while executing.
+static dnnl::reorder::primitive_desc reorderDesc(const dnnl::engine &Engine,
+                                                 const dnnl::memory::desc &From,
+                                                 const dnnl::memory::desc &To) {
+  return dnnl::reorder::primitive_desc(Engine, From, Engine, To,
+                                       makeAttr(FNN_POST_NONE));
+}
+
+dnnl::memory fnn_kernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
+  const dnnl::memory &Operand = Operands[Slot];
+  if (Operand.get_desc() == Wanted)
+    return Operand;
+  dnnl::memory Internal = addInternal(Wanted);
+  auto PD = reorderDesc(Device.Engine, Operand.get_desc(), Wanted);
+  addStep(dnnl::reorder(PD),
+          {{DNNL_ARG_FROM, Operand}, {DNNL_ARG_TO, Internal}},
+          PD.scratchpad_desc());
+  return Internal;
+}
+
+dnnl::memory fnn_kernel::outputIn(int Slot,
+                                  const dnnl::memory::desc &Produced) {
+  const dnnl::memory &Operand = Operands[Slot];
+  return Operand.get_desc() == Produced ? Operand : addInternal(Produced);
+}
+
+void fnn_kernel::finishOutput(int Slot, const dnnl::memory &Produced) {
+  const dnnl::memory &Operand = Operands[Slot];
+  if (Produced.get() == Operand.get())
+    return;
+  auto PD = reorderDesc(Device.Engine, Produced.get_desc(), Operand.get_desc());
+  addStep(dnnl::reorder(PD),
+          {{DNNL_ARG_FROM, Produced}, {DNNL_ARG_TO, Operand}},
+          PD.scratchpad_desc());
+}
+
 void fnn_kernel::bind(int Slot, const void *Data) {
   // oneDNN takes a non-const handle for inputs too; it does not write them.
   dnnl_status_t Status = dnnl_memory_set_data_handle_v2(

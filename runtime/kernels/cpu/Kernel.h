@@ -1,8 +1,9 @@
 //===- Kernel.h - oneDNN-backed kernel state behind the ABI -----*- C++ -*-===//
 //
 // The CPU side of fnn_device and fnn_kernel. A kernel is a short sequence of
-// oneDNN primitives (today one; a reorder into a blocked layout would add
-// steps) whose memory objects are all made at create time. The caller's
+// oneDNN primitives (the op's own, plus reorders between the ABI's plain
+// layouts and the blocked ones oneDNN's fast implementations want) whose
+// memory objects are all made at create time. The caller's
 // pointers are bound to "operand" memory objects on every call, which is only
 // a pointer store; everything else (internal buffers, one scratchpad shared
 // by the steps) is owned by the kernel.
@@ -69,6 +70,12 @@ void checkF32(int64_t DType);
 void checkLayout(int64_t Layout);
 void checkPostOp(int64_t PostOp);
 
+/// Op-specific state a kernel's *_forward needs besides its steps (e.g. the
+/// buffers batch norm folds its statistics into before the primitive runs).
+struct KernelState {
+  virtual ~KernelState() = default;
+};
+
 } // namespace fastnn::cpu
 
 struct fnn_kernel {
@@ -88,12 +95,30 @@ struct fnn_kernel {
   void addStep(const dnnl::primitive &Primitive,
                const std::vector<std::pair<int, dnnl::memory>> &Args,
                const dnnl::memory::desc &Scratchpad);
+  /// The memory a step should read operand \p Slot from when the step wants
+  /// layout \p Wanted: the operand itself if its layout already is that,
+  /// else a kernel-owned buffer filled by a reorder step appended here (so
+  /// call it before adding the step that reads it).
+  dnnl::memory inputIn(int Slot, const dnnl::memory::desc &Wanted);
+  /// The memory a step should write operand \p Slot to when it produces
+  /// layout \p Produced: the operand itself, or a kernel-owned buffer that
+  /// finishOutput() reorders into the operand.
+  dnnl::memory outputIn(int Slot, const dnnl::memory::desc &Produced);
+  /// Appends the reorder from \p Produced (outputIn's result) into operand
+  /// \p Slot, if they differ; call it after adding the producing step.
+  void finishOutput(int Slot, const dnnl::memory &Produced);
 
   /// Hot path: a pointer store per operand, then the primitives. Never
   /// throws or allocates in our code; a oneDNN failure is recorded for
   /// fnn_last_error.
   void bind(int Slot, const void *Data);
   void run();
+
+  void setState(std::unique_ptr<fastnn::cpu::KernelState> S) {
+    State = std::move(S);
+  }
+  /// The state set at create time, as the type its op gave it.
+  template <typename T> T &state() const { return static_cast<T &>(*State); }
 
 private:
   struct Step {
@@ -110,6 +135,7 @@ private:
   std::vector<dnnl::memory> ScratchpadMemories;
   fastnn::cpu::AlignedBuffer Scratchpad;
   size_t ScratchpadBytes = 0;
+  std::unique_ptr<fastnn::cpu::KernelState> State;
 };
 
 namespace fastnn::cpu {

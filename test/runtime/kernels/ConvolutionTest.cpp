@@ -271,7 +271,40 @@ INSTANTIATE_TEST_SUITE_P(Cases, ConvolutionTest,
                                                     {2, 2},
                                                     true,
                                                     true,
-                                                    true}),
+                                                    true},
+                                           // Channel counts that are not
+                                           // whole 16-channel blocks: the
+                                           // blocked layouts are padded.
+                                           ConvCase{"BlockedPaddedChannels",
+                                                    2,
+                                                    24,
+                                                    7,
+                                                    6,
+                                                    40,
+                                                    3,
+                                                    3,
+                                                    1,
+                                                    {1, 1},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    true,
+                                                    true,
+                                                    false},
+                                           ConvCase{"BlockedDepthwise",
+                                                    2,
+                                                    32,
+                                                    9,
+                                                    9,
+                                                    32,
+                                                    3,
+                                                    3,
+                                                    32,
+                                                    {2, 2},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    true,
+                                                    true,
+                                                    false}),
                          [](const ::testing::TestParamInfo<ConvCase> &Info) {
                            return Info.param.Name;
                          });
@@ -289,6 +322,36 @@ fnn_conv2d_desc basicDesc() {
   for (int64_t &P : D.pads)
     P = 1;
   return D;
+}
+
+// The kernel reorders the filter into oneDNN's blocked layout inside every
+// call: training updates it in place between calls, so no copy may be kept.
+TEST_F(KernelTest, ConvReadsTheFilterOnEveryCall) {
+  ConvCase P{"", 2,      32,           6,      6,    32,    3,    3,
+             1,  {1, 1}, {1, 1, 1, 1}, {1, 1}, true, false, false};
+  fnn_conv2d_desc D{};
+  D.input = shape({2, 32, 6, 6});
+  D.filter = shape({32, 32, 3, 3});
+  D.output = shape({2, 32, 6, 6});
+  D.dtype = FNN_F32;
+  D.layout = FNN_NCHW;
+  D.has_bias = 1;
+  D.groups = 1;
+  D.strides[0] = D.strides[1] = 1;
+  D.dilations[0] = D.dilations[1] = 1;
+  for (int64_t &Pad : D.pads)
+    Pad = 1;
+  KernelPtr K(fnn_conv2d_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(D.input), 1),
+                     F = randomData(numElements(D.filter), 2),
+                     B = randomData(32, 3), Y(numElements(D.output));
+  fnn_conv2d_forward(K.get(), X.data(), F.data(), B.data(), Y.data());
+  expectClose(Y, reference(P, X, F, B, 6, 6));
+  for (float &V : F)
+    V = 0.5f - V;
+  fnn_conv2d_forward(K.get(), X.data(), F.data(), B.data(), Y.data());
+  expectClose(Y, reference(P, X, F, B, 6, 6));
 }
 
 TEST_F(KernelTest, ConvRejectsBf16) {

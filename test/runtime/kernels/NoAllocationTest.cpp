@@ -113,6 +113,54 @@ TEST_F(KernelTest, ConvForwardDoesNotAllocate) {
             BookkeepingBytes);
 }
 
+// NCHW: the kernel reorders into and out of nChw16c and reorders the filter
+// on every call, into buffers made at create time.
+TEST_F(KernelTest, BlockedConvForwardDoesNotAllocate) {
+  fnn_conv2d_desc D{};
+  D.input = shape({2, 32, 14, 14});
+  D.filter = shape({48, 32, 3, 3});
+  D.output = shape({2, 48, 14, 14});
+  D.dtype = FNN_F32;
+  D.layout = FNN_NCHW;
+  D.has_bias = 1;
+  D.post_op = FNN_POST_RELU;
+  D.groups = 1;
+  D.strides[0] = D.strides[1] = 1;
+  D.dilations[0] = D.dilations[1] = 1;
+  for (int64_t &P : D.pads)
+    P = 1;
+  KernelPtr K(fnn_conv2d_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(D.input), 1),
+                     F = randomData(numElements(D.filter), 2),
+                     B = randomData(48, 3), Y(numElements(D.output));
+  EXPECT_LE(largestAllocationDuring([&] {
+              fnn_conv2d_forward(K.get(), X.data(), F.data(), B.data(),
+                                 Y.data());
+            }),
+            BookkeepingBytes);
+}
+
+TEST_F(KernelTest, BatchNormForwardDoesNotAllocate) {
+  fnn_batch_norm_desc D{};
+  D.input = shape({2, 32, 14, 14});
+  D.dtype = FNN_F32;
+  D.layout = FNN_NCHW;
+  D.post_op = FNN_POST_RELU;
+  D.epsilon = 1e-5;
+  KernelPtr K(fnn_batch_norm_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(D.input), 1),
+                     Stats = randomData(32, 2, 0.5f, 1.f),
+                     Y(numElements(D.input));
+  EXPECT_LE(largestAllocationDuring([&] {
+              fnn_batch_norm_forward(K.get(), X.data(), Stats.data(),
+                                     Stats.data(), Stats.data(), Stats.data(),
+                                     Y.data());
+            }),
+            BookkeepingBytes);
+}
+
 TEST_F(KernelTest, MatmulForwardDoesNotAllocate) {
   fnn_matmul_desc D{};
   D.a = shape({64, 128});

@@ -68,6 +68,42 @@ INSTANTIATE_TEST_SUITE_P(
       return Info.param.Name;
     });
 
+// The kernel folds the statistics into a per-channel scale and shift inside
+// every call: training updates them in place between calls.
+TEST_F(KernelTest, BatchNormReadsTheStatisticsOnEveryCall) {
+  const int64_t N = 2, C = 16, Spatial = 9;
+  std::vector<float> X = randomData(N * C * Spatial, 1);
+  std::vector<float> Scale = randomData(C, 2), Shift = randomData(C, 3),
+                     Mean = randomData(C, 4), Var = randomData(C, 5, 0.1f, 2.f);
+  fnn_batch_norm_desc D{};
+  D.input = shape({N, C, 3, 3});
+  D.dtype = FNN_F32;
+  D.layout = FNN_NCHW;
+  D.epsilon = 1e-5;
+  KernelPtr K(fnn_batch_norm_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  std::vector<float> Y(X.size());
+  for (int Call = 0; Call < 2; ++Call) {
+    if (Call == 1)
+      for (int64_t Ch = 0; Ch < C; ++Ch) {
+        Scale[Ch] *= -2.f;
+        Shift[Ch] += 1.f;
+        Mean[Ch] -= 0.5f;
+        Var[Ch] *= 3.f;
+      }
+    fnn_batch_norm_forward(K.get(), X.data(), Scale.data(), Shift.data(),
+                           Mean.data(), Var.data(), Y.data());
+    std::vector<double> Ref(X.size());
+    for (size_t I = 0; I < X.size(); ++I) {
+      int64_t Ch = I / Spatial % C;
+      Ref[I] = Scale[Ch] * (X[I] - double(Mean[Ch])) /
+                   std::sqrt(Var[Ch] + D.epsilon) +
+               Shift[Ch];
+    }
+    expectClose(Y, Ref);
+  }
+}
+
 struct LrnCase {
   std::string Name;
   int64_t Size;
