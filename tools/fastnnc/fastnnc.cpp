@@ -13,9 +13,12 @@
 #include "fastnn/Compiler/Linker.h"
 #include "fastnn/Compiler/ModelSummary.h"
 #include "fastnn/Compiler/Registration.h"
+#include "fastnn/Compiler/TrainConfig.h"
 #include "fastnn/Conversion/Passes.h"
 #include "fastnn/Frontends/ONNX/ONNXImporter.h"
 #include "fastnn/Target/ObjectEmitter.h"
+#include "fastnn/Transforms/Passes.h"
+#include "fastnn/trainer/Hparams.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -35,7 +38,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Mode { Import, Infer };
+enum class Mode { Auto, Import, Infer, Train };
 enum class EmitKind { MLIR, Summary, LLVM, Object, Executable };
 
 cl::OptionCategory fastnncCategory("fastnnc options");
@@ -46,14 +49,29 @@ cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' is stdout)"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(fastnncCategory));
 cl::opt<Mode> mode(
-    "mode", cl::desc("What to compile"), cl::init(Mode::Import),
+    "mode",
+    cl::desc("What to compile (default: train when writing a file without "
+             "--emit, import otherwise)"),
+    cl::init(Mode::Auto),
     cl::values(clEnumValN(Mode::Import, "import",
                           "only import the model into fastnn IR"),
                clEnumValN(Mode::Infer, "infer",
                           "an inference executable (batch norm uses its "
                           "statistics, dropout is off) that reads and writes "
-                          ".npy files")),
+                          ".npy files"),
+               clEnumValN(Mode::Train, "train",
+                          "a training executable (train.bin): forward, loss, "
+                          "backward and optimizer update as compiled code")),
     cl::cat(fastnncCategory));
+cl::opt<std::string> hparamsFile(
+    "hparams",
+    cl::desc("Hyperparameter file (key=value lines); fastnnc uses the "
+             "compile-time keys, train.bin reads the rest"),
+    cl::value_desc("file"), cl::cat(fastnncCategory));
+cl::list<std::string>
+    hparamFlags("hparam",
+                cl::desc("A hyperparameter KEY=VALUE, overriding the file"),
+                cl::value_desc("key=value"), cl::cat(fastnncCategory));
 cl::opt<EmitKind> emitKind(
     "emit",
     cl::desc("What to produce (default: mlir for --mode=import, exe "
@@ -116,19 +134,48 @@ int main(int argc, char **argv) {
   hideUnrelatedOptions();
   cl::ParseCommandLineOptions(
       argc, argv,
-      "fastnnc: compiles an ONNX image model\n\n"
+      "fastnnc: compiles an ONNX image model into a trainer, an inference\n"
+      "executable or fastnn IR\n\n"
       "Textual ONNX models are read from files ending in .onnxtxt.\n");
 
   if (batchSize < 0)
     return fail("--batch-size must be positive, got " +
                 llvm::Twine(batchSize.getValue()));
-  EmitKind emit =
-      emitKind.getNumOccurrences()
-          ? emitKind.getValue()
-          : (mode == Mode::Import ? EmitKind::MLIR : EmitKind::Executable);
-  if (mode == Mode::Import &&
+  Mode compileMode = mode;
+  if (compileMode == Mode::Auto) {
+    bool wantsIR =
+        emitKind.getNumOccurrences()
+            ? (emitKind == EmitKind::MLIR || emitKind == EmitKind::Summary)
+            : outputPath == "-";
+    compileMode = wantsIR ? Mode::Import : Mode::Train;
+  }
+  EmitKind emit = emitKind.getNumOccurrences()
+                      ? emitKind.getValue()
+                      : (compileMode == Mode::Import ? EmitKind::MLIR
+                                                     : EmitKind::Executable);
+  if (compileMode == Mode::Import &&
       (emit != EmitKind::MLIR && emit != EmitKind::Summary))
-    return fail("--emit=llvm, obj and exe need --mode=infer");
+    return fail("--emit=llvm, obj and exe need --mode=infer or train");
+  fastnn::trainer::Hparams hparams;
+  if (compileMode == Mode::Train) {
+    if (!hparamsFile.empty())
+      if (auto status = hparams.parseFile(hparamsFile); !status.ok())
+        return fail(status.message());
+    std::vector<std::string> flags;
+    for (const std::string &flag : hparamFlags)
+      flags.push_back("--" + flag);
+    if (auto status = hparams.parseFlags(flags); !status.ok())
+      return fail(status.message());
+    if (batchSize.getNumOccurrences())
+      if (auto status = hparams.parseFlags(
+              {"--batch_size=" + std::to_string(batchSize.getValue())});
+          !status.ok())
+        return fail(status.message());
+    if (auto status = hparams.validate(); !status.ok())
+      return fail(status.message());
+  } else if (!hparamsFile.empty() || !hparamFlags.empty()) {
+    return fail("--hparams and --hparam apply to --mode=train");
+  }
   if ((emit == EmitKind::Object || emit == EmitKind::Executable) &&
       outputPath == "-")
     return fail("--emit=obj and --emit=exe write a file: give -o <file>");
@@ -139,18 +186,34 @@ int main(int argc, char **argv) {
   fastnn::OneLineDiagnosticHandler diagnostics(&context, "fastnnc");
 
   fastnn::ONNXImportOptions options;
-  options.batchSize = batchSize;
+  options.batchSize = compileMode == Mode::Train ? hparams.getInt("batch_size")
+                                                 : batchSize.getValue();
   mlir::OwningOpRef<mlir::ModuleOp> module =
       fastnn::importONNXFile(context, inputPath, options);
   if (!module)
     return 1;
+  if (compileMode == Mode::Train) {
+    if (mlir::failed(fastnn::checkNumClasses(*module, hparams)))
+      return 1;
+    (*module)->setAttr(
+        "fastnn.config",
+        mlir::StringAttr::get(&context, hparams.compiledConfigText()));
+  }
   if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
         pm.addPass(mlir::createCanonicalizerPass());
         pm.addPass(mlir::createCSEPass());
-        if (mode == Mode::Infer && emit != EmitKind::Summary) {
-          pm.addPass(fastnn::createFastNNLowerToRuntime());
-          fastnn::buildLowerToLLVMDialectPipeline(pm);
+        if (emit == EmitKind::Summary || compileMode == Mode::Import)
+          return;
+        fastnn::FastNNLowerToRuntimeOptions lowering;
+        if (compileMode == Mode::Train) {
+          pm.addPass(fastnn::createFastNNBuildTrainStep(
+              fastnn::trainStepOptions(hparams)));
+          pm.addPass(mlir::createCanonicalizerPass());
+          pm.addPass(mlir::createCSEPass());
+          lowering.entryName = "train_step";
         }
+        pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));
+        fastnn::buildLowerToLLVMDialectPipeline(pm);
       })))
     return 1;
 
@@ -164,7 +227,10 @@ int main(int argc, char **argv) {
         fastnn::emitHostCode(*module, nullptr, objectFile, error));
     if (ok && emit == EmitKind::Executable) {
       llvm::SmallVector<std::string> inputs;
-      for (llvm::StringRef input : llvm::split(FASTNN_INFER_LINK_INPUTS, ';'))
+      for (llvm::StringRef input :
+           llvm::split(compileMode == Mode::Train ? FASTNN_TRAIN_LINK_INPUTS
+                                                  : FASTNN_INFER_LINK_INPUTS,
+                       ';'))
         inputs.push_back(input.str());
       ok = fastnn::linkExecutable(FASTNN_LINKER, objectFile, inputs, outputPath,
                                   error);

@@ -227,9 +227,11 @@ struct BuildTrainStepPass
     auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
     forward.setType(FunctionType::get(context, body.getArgumentTypes(),
                                       {scalarF32, scalarF32, scalarF32}));
-    StringRef argNames[] = {"labels", "learning_rate", "step"};
+    // The trainer finds its inputs by these names, whatever the exporter
+    // called the images.
+    StringRef argNames[] = {"images", "labels", "learning_rate", "step"};
     for (auto [i, name] : llvm::enumerate(argNames))
-      forward.setArgAttr(i + 1, "fastnn.name", b.getStringAttr(name));
+      forward.setArgAttr(i, "fastnn.name", b.getStringAttr(name));
     StringRef resultNames[] = {"loss", "top1", "top5"};
     forward.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
     for (auto [i, name] : llvm::enumerate(resultNames))
