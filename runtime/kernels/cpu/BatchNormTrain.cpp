@@ -1,0 +1,201 @@
+//===- BatchNormTrain.cpp - training-mode fnn_batch_norm and its backward -===//
+//
+// oneDNN batch_normalization with batch statistics (no use_global_stats):
+// forward_training writes the batch mean and biased variance (outputs
+// DNNL_ARG_MEAN/VARIANCE), and the backward (prop_kind::backward,
+// use_scale | use_shift) reads them back (inputs) with the input to produce
+// grad_input, grad_scale and grad_shift.
+//
+// oneDNN 2.6's backward with use_shift counts DNNL_ARG_SHIFT among its
+// inputs and fails execution with invalid_arguments without it, although the
+// gradients do not depend on the shift; the ABI does not pass it, so the
+// kernel binds a zeroed buffer of its own there once at create.
+//
+// fnn_kernel runs all of its steps on every call, so a gradient the caller
+// does not want (NULL) goes to a kernel-owned spare buffer, as in
+// ConvolutionBackward.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernel.h"
+
+#include <cstring>
+#include <sstream>
+
+using namespace fastnn::cpu;
+using dnnl::memory;
+
+namespace {
+/// Operand slots, in the order the builders add them.
+enum ForwardSlot {
+  FwSrcSlot,
+  FwScaleSlot,
+  FwShiftSlot,
+  FwDstSlot,
+  FwMeanSlot,
+  FwVarianceSlot
+};
+enum BackwardSlot {
+  BwSrcSlot,
+  BwScaleSlot,
+  BwMeanSlot,
+  BwVarianceSlot,
+  BwDiffDstSlot,
+  BwDiffSrcSlot,
+  BwDiffScaleSlot,
+  BwDiffShiftSlot,
+  BwShiftSlot,
+  BwSpareDiffSrcSlot,
+  BwSpareDiffScaleSlot,
+  BwSpareDiffShiftSlot
+};
+
+std::string describe(const fnn_batch_norm_desc &D) {
+  std::ostringstream S;
+  S << "batch_norm (training) input " << formatShape(D.input) << " "
+    << layoutName(D.layout) << ", epsilon " << D.epsilon;
+  return S.str();
+}
+
+const auto Flags =
+    dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+
+/// Checks the desc and returns the forward_training primitive descriptor
+/// both kernels are made from.
+dnnl::batch_normalization_forward::primitive_desc
+forwardDesc(fnn_kernel &K, const fnn_batch_norm_desc &D) {
+  checkF32(D.dtype);
+  checkLayout(D.layout);
+  if (D.post_op != FNN_POST_NONE)
+    throw KernelError("post_op must be FNN_POST_NONE in training (the "
+                      "compiler applies the relu and its gradient itself)");
+  checkShape(D.input, "input", 2, 5);
+  if (!(D.epsilon >= 0))
+    throw KernelError("epsilon must be >= 0");
+  return dnnl::batch_normalization_forward::primitive_desc(
+      dnnl::batch_normalization_forward::desc(
+          dnnl::prop_kind::forward_training, activationDesc(D.input, D.layout),
+          static_cast<float>(D.epsilon), Flags),
+      makeAttr(FNN_POST_NONE), K.device().Engine);
+}
+
+memory::desc channelDesc(const fnn_batch_norm_desc &D) {
+  return memory::desc({activationDesc(D.input, D.layout).dims()[1]},
+                      memory::data_type::f32, memory::format_tag::a);
+}
+
+void buildForward(fnn_kernel &K, const fnn_batch_norm_desc &D) {
+  auto PD = forwardDesc(K, D);
+  memory::desc DataDesc = activationDesc(D.input, D.layout);
+  memory::desc ChannelDesc = channelDesc(D);
+  K.addOperand(DataDesc);
+  K.addOperand(ChannelDesc);
+  K.addOperand(ChannelDesc);
+  K.addOperand(DataDesc);
+  K.addOperand(ChannelDesc);
+  K.addOperand(ChannelDesc);
+  K.addStep(dnnl::batch_normalization_forward(PD),
+            {{DNNL_ARG_SRC, K.operand(FwSrcSlot)},
+             {DNNL_ARG_SCALE, K.operand(FwScaleSlot)},
+             {DNNL_ARG_SHIFT, K.operand(FwShiftSlot)},
+             {DNNL_ARG_DST, K.operand(FwDstSlot)},
+             {DNNL_ARG_MEAN, K.operand(FwMeanSlot)},
+             {DNNL_ARG_VARIANCE, K.operand(FwVarianceSlot)}},
+            PD.scratchpad_desc());
+}
+
+void buildBackward(fnn_kernel &K, const fnn_batch_norm_desc &D) {
+  auto Forward = forwardDesc(K, D);
+  memory::desc DataDesc = activationDesc(D.input, D.layout);
+  memory::desc ChannelDesc = channelDesc(D);
+  dnnl::batch_normalization_backward::primitive_desc PD(
+      dnnl::batch_normalization_backward::desc(
+          dnnl::prop_kind::backward, DataDesc, DataDesc,
+          static_cast<float>(D.epsilon), Flags),
+      makeAttr(FNN_POST_NONE), K.device().Engine, Forward);
+  K.addOperand(DataDesc);
+  for (int I = 0; I < 3; ++I)
+    K.addOperand(ChannelDesc);
+  K.addOperand(DataDesc);
+  K.addOperand(DataDesc);
+  K.addOperand(ChannelDesc);
+  K.addOperand(ChannelDesc);
+  // The ignored shift input and the spares (grad_input, grad_scale,
+  // grad_shift), each bound to a kernel-owned buffer once.
+  const memory::desc Internals[] = {ChannelDesc, DataDesc, ChannelDesc,
+                                    ChannelDesc};
+  for (int J = 0; J < 4; ++J) {
+    memory Buffer = K.addInternal(Internals[J]);
+    K.addOperand(Internals[J]);
+    K.bind(BwShiftSlot + J, Buffer.get_data_handle());
+  }
+  std::memset(K.operand(BwShiftSlot).get_data_handle(), 0,
+              ChannelDesc.get_size());
+  K.addStep(dnnl::batch_normalization_backward(PD),
+            {{DNNL_ARG_SRC, K.operand(BwSrcSlot)},
+             {DNNL_ARG_SCALE, K.operand(BwScaleSlot)},
+             {DNNL_ARG_SHIFT, K.operand(BwShiftSlot)},
+             {DNNL_ARG_MEAN, K.operand(BwMeanSlot)},
+             {DNNL_ARG_VARIANCE, K.operand(BwVarianceSlot)},
+             {DNNL_ARG_DIFF_DST, K.operand(BwDiffDstSlot)},
+             {DNNL_ARG_DIFF_SRC, K.operand(BwDiffSrcSlot)},
+             {DNNL_ARG_DIFF_SCALE, K.operand(BwDiffScaleSlot)},
+             {DNNL_ARG_DIFF_SHIFT, K.operand(BwDiffShiftSlot)}},
+            PD.scratchpad_desc());
+}
+
+/// The caller's pointer, or the kernel's spare buffer when it passed NULL.
+void *orSpare(fnn_kernel *Kernel, void *Data, BackwardSlot Spare) {
+  if (Data)
+    return Data;
+  void *Handle = nullptr;
+  dnnl_memory_get_data_handle(Kernel->operand(Spare).get(), &Handle);
+  return Handle;
+}
+} // namespace
+
+extern "C" fnn_kernel *
+fnn_batch_norm_train_create(fnn_device *Device,
+                            const fnn_batch_norm_desc *Desc) {
+  return createKernel("fnn_batch_norm_train_create", Device, Desc, buildForward,
+                      describe);
+}
+
+extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Kernel,
+                                             const void *Input,
+                                             const void *Scale,
+                                             const void *Shift, void *Output,
+                                             void *Mean, void *Variance) {
+  Kernel->bind(FwSrcSlot, Input);
+  Kernel->bind(FwScaleSlot, Scale);
+  Kernel->bind(FwShiftSlot, Shift);
+  Kernel->bind(FwDstSlot, Output);
+  Kernel->bind(FwMeanSlot, Mean);
+  Kernel->bind(FwVarianceSlot, Variance);
+  Kernel->run();
+}
+
+extern "C" fnn_kernel *
+fnn_batch_norm_backward_create(fnn_device *Device,
+                               const fnn_batch_norm_desc *Desc) {
+  return createKernel("fnn_batch_norm_backward_create", Device, Desc,
+                      buildBackward, describe);
+}
+
+extern "C" void fnn_batch_norm_backward(fnn_kernel *Kernel, const void *Input,
+                                        const void *Scale, const void *Mean,
+                                        const void *Variance,
+                                        const void *GradOutput, void *GradInput,
+                                        void *GradScale, void *GradShift) {
+  Kernel->bind(BwSrcSlot, Input);
+  Kernel->bind(BwScaleSlot, Scale);
+  Kernel->bind(BwMeanSlot, Mean);
+  Kernel->bind(BwVarianceSlot, Variance);
+  Kernel->bind(BwDiffDstSlot, GradOutput);
+  Kernel->bind(BwDiffSrcSlot, orSpare(Kernel, GradInput, BwSpareDiffSrcSlot));
+  Kernel->bind(BwDiffScaleSlot,
+               orSpare(Kernel, GradScale, BwSpareDiffScaleSlot));
+  Kernel->bind(BwDiffShiftSlot,
+               orSpare(Kernel, GradShift, BwSpareDiffShiftSlot));
+  Kernel->run();
+}
