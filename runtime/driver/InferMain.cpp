@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fastnn/runtime/ModelTables.h"
 #include "fastnn/runtime/model.h"
 #include "fastnn/runtime/npy.h"
 
@@ -28,40 +29,11 @@ namespace {
 
 using fastnn::runtime::NpyArray;
 using fastnn::runtime::NpyType;
-
-struct TensorRecord {
-  int64_t kind, dtype;
-  std::vector<int64_t> shape;
-  int64_t offset;
-  std::string name;
-
-  int64_t numElements() const {
-    int64_t n = 1;
-    for (int64_t d : shape)
-      n *= d;
-    return n;
-  }
-};
+using fastnn::runtime::TensorRecord;
 
 [[noreturn]] void fail(const std::string &message) {
   std::fprintf(stderr, "infer.bin: error: %s\n", message.c_str());
   std::exit(1);
-}
-
-std::vector<TensorRecord> readRecords() {
-  std::vector<TensorRecord> records;
-  const int64_t *words = fnn_model_io + 1;
-  for (int64_t i = 0; i < fnn_model_io[0]; ++i, words += FNN_IO_RECORD_WORDS) {
-    TensorRecord record;
-    record.kind = words[0];
-    record.dtype = words[1];
-    record.shape.assign(words + 3, words + 3 + words[2]);
-    record.offset = words[3 + FNN_MAX_RANK];
-    record.name.assign(fnn_model_io_names + words[4 + FNN_MAX_RANK],
-                       words[5 + FNN_MAX_RANK]);
-    records.push_back(record);
-  }
-  return records;
 }
 
 /// The .npy element type of a model tensor; false for types .npy files of
@@ -145,7 +117,8 @@ int64_t parseCount(const char *flag, const char *text) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::vector<TensorRecord> records = readRecords();
+  std::vector<TensorRecord> records =
+      fastnn::runtime::readTensorRecords(fnn_model_io, fnn_model_io_names);
   std::map<std::string, std::string> inputFiles;
   std::string outputDir = ".";
   int64_t repeat = 1, seed = 0;

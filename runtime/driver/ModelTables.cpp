@@ -1,0 +1,57 @@
+//===- ModelTables.cpp - reading a compiled model's tables ----------------===//
+
+#include "fastnn/runtime/ModelTables.h"
+#include "fastnn/runtime/model.h"
+
+namespace fastnn::runtime {
+
+int64_t TensorRecord::numElements() const {
+  int64_t count = 1;
+  for (int64_t d : shape)
+    count *= d;
+  return count;
+}
+
+std::vector<TensorRecord> readTensorRecords(const int64_t *table,
+                                            const char *names) {
+  std::vector<TensorRecord> records;
+  const int64_t *words = table + 1;
+  for (int64_t i = 0; i < table[0]; ++i, words += FNN_IO_RECORD_WORDS) {
+    TensorRecord record;
+    record.kind = words[0];
+    record.dtype = words[1];
+    record.shape.assign(words + 3, words + 3 + words[2]);
+    record.offset = words[3 + FNN_MAX_RANK];
+    record.name.assign(names + words[4 + FNN_MAX_RANK],
+                       static_cast<size_t>(words[5 + FNN_MAX_RANK]));
+    records.push_back(record);
+  }
+  return records;
+}
+
+const TensorRecord *findTensorRecord(const std::vector<TensorRecord> &records,
+                                     int64_t kind, const std::string &name) {
+  for (const TensorRecord &record : records)
+    if (record.kind == kind && record.name == name)
+      return &record;
+  return nullptr;
+}
+
+int64_t dtypeBytes(int64_t dtype) {
+  switch (dtype) {
+  case FNN_F64:
+  case FNN_I64:
+    return 8;
+  case FNN_F32:
+  case FNN_I32:
+    return 4;
+  case FNN_F16:
+  case FNN_BF16:
+  case FNN_I16:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
+} // namespace fastnn::runtime
