@@ -1,0 +1,103 @@
+//===- StepMain.cpp - main() that runs given batches through a train step -===//
+//
+// step-runner --images IMAGES.npy --labels LABELS.npy --learning-rate LR
+//
+// For the parity tests: IMAGES holds S batches ([S, N, ...], float32) and
+// LABELS their classes ([S, N], int64); the compiled training step runs on
+// each in turn and the loss, top-1 and top-5 of every step are printed at
+// full precision, one line each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/runtime/ModelTables.h"
+#include "fastnn/runtime/model.h"
+#include "fastnn/runtime/npy.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+using fastnn::runtime::findTensorRecord;
+using fastnn::runtime::NpyArray;
+using fastnn::runtime::TensorRecord;
+
+[[noreturn]] void fail(const std::string &message) {
+  std::fprintf(stderr, "step-runner: error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+const TensorRecord &require(const std::vector<TensorRecord> &records,
+                            int64_t kind, const char *name) {
+  const TensorRecord *record = findTensorRecord(records, kind, name);
+  if (!record)
+    fail(std::string("the model has no ") + name + " (not a training step?)");
+  return *record;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  std::string imagesPath, labelsPath;
+  float learningRate = 0.01f;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--images")
+      imagesPath = argv[i + 1];
+    else if (flag == "--labels")
+      labelsPath = argv[i + 1];
+    else if (flag == "--learning-rate")
+      learningRate = std::strtof(argv[i + 1], nullptr);
+    else
+      fail("unknown argument '" + flag + "'");
+  }
+  NpyArray images, labels;
+  for (auto [path, array] :
+       {std::pair{&imagesPath, &images}, std::pair{&labelsPath, &labels}})
+    if (auto status = fastnn::runtime::readNpy(*path, *array); !status.ok())
+      fail(status.message());
+
+  std::vector<TensorRecord> io =
+      fastnn::runtime::readTensorRecords(fnn_model_io, fnn_model_io_names);
+  const TensorRecord &imagesIn = require(io, FNN_IO_INPUT, "images");
+  const TensorRecord &labelsIn = require(io, FNN_IO_INPUT, "labels");
+  const TensorRecord &rateIn = require(io, FNN_IO_INPUT, "learning_rate");
+  const TensorRecord &stepIn = require(io, FNN_IO_INPUT, "step");
+  const TensorRecord &lossOut = require(io, FNN_IO_OUTPUT, "loss");
+  const TensorRecord &top1Out = require(io, FNN_IO_OUTPUT, "top1");
+  const TensorRecord &top5Out = require(io, FNN_IO_OUTPUT, "top5");
+  int64_t steps = images.Shape.empty() ? 0 : images.Shape[0];
+  size_t imageBytes = imagesIn.numElements() * sizeof(float);
+  size_t labelBytes = labelsIn.numElements() * sizeof(int64_t);
+  if (images.Data.size() != steps * imageBytes ||
+      labels.Data.size() != steps * labelBytes)
+    fail("the batches do not match the model's images and labels");
+
+  fnn_device *device = fnn_device_create(FNN_DEVICE_CPU, 0);
+  auto *arena = static_cast<unsigned char *>(
+      fnn_device_alloc(device, static_cast<size_t>(fnn_model_arena_bytes)));
+  if (!device || !arena || fnn_model_init(device, arena) != 0)
+    fail(std::string("cannot initialise the model: ") + fnn_last_error());
+  for (int64_t s = 0; s < steps; ++s) {
+    int64_t step = s + 1;
+    fnn_copy_to_device(device, arena + imagesIn.offset,
+                       images.Data.data() + s * imageBytes, imageBytes);
+    fnn_copy_to_device(device, arena + labelsIn.offset,
+                       labels.Data.data() + s * labelBytes, labelBytes);
+    fnn_copy_to_device(device, arena + rateIn.offset, &learningRate,
+                       sizeof(float));
+    fnn_copy_to_device(device, arena + stepIn.offset, &step, sizeof(step));
+    fnn_model_run(arena);
+    float loss, top1, top5;
+    fnn_copy_to_host(device, &loss, arena + lossOut.offset, sizeof(float));
+    fnn_copy_to_host(device, &top1, arena + top1Out.offset, sizeof(float));
+    fnn_copy_to_host(device, &top5, arena + top5Out.offset, sizeof(float));
+    std::printf("step %lld %.9g %.9g %.9g\n", static_cast<long long>(step),
+                loss, top1, top5);
+  }
+  fnn_model_release();
+  fnn_device_free(device, arena);
+  fnn_device_destroy(device);
+  return 0;
+}

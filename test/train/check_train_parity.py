@@ -1,0 +1,119 @@
+"""Training parity with PyTorch autograd (training-compiler issue).
+
+Builds a model (a zoo model, or `tiny`: convolutions, relu, sigmoid, dense),
+turns its dropout off, exports it for training, compiles the training step
+with `fastnnc --mode=train --emit=obj` (plain SGD, no weight decay), links
+it with the step runner, and runs S steps on S fixed random batches. PyTorch
+trains the same model object from the same weights on the same batches with
+torch.optim.SGD. Every step's loss must agree to 1e-3 relative.
+"""
+import argparse
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+
+TOLERANCE = 1e-3
+
+
+def tiny_model():
+    torch.manual_seed(0)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, stride=2, padding=1),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 8, 3, stride=2, padding=1, groups=2),
+        torch.nn.Sigmoid(),
+        torch.nn.Flatten(),
+        torch.nn.Linear(8 * 4 * 4, 10)), (3, 16, 10)
+
+
+def zoo_model(zoo, name, image_size):
+    sys.path.insert(0, zoo)
+    from fastnn_zoo.onnx_export import build_model
+    model, config = build_model(name, image_size=image_size)
+    return model, (config["channels"], config["image_size"], config["num_classes"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--zoo", required=True)
+    parser.add_argument("--fastnnc", required=True)
+    parser.add_argument("--linker", required=True)
+    parser.add_argument("--link-inputs", required=True, help="';'-separated")
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--image-size", type=int, default=None)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--learning-rate", type=float, default=0.01)
+    args = parser.parse_args()
+
+    if args.model == "tiny":
+        model, (channels, size, classes) = tiny_model()
+    else:
+        model, (channels, size, classes) = zoo_model(args.zoo, args.model,
+                                                     args.image_size)
+    for module in model.modules():
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            module.num_batches_tracked = None
+    model.train()
+
+    random = np.random.RandomState(3)
+    images = random.uniform(-1, 1, (args.steps, args.batch_size, channels, size,
+                                    size)).astype(np.float32)
+    labels = random.randint(0, classes, (args.steps, args.batch_size)).astype(np.int64)
+
+    with tempfile.TemporaryDirectory(prefix=f"train-parity-{args.model}-") as tmp:
+        tmp = Path(tmp)
+        state = {k: v.clone() for k, v in model.state_dict().items()}
+        outputs = ["logits", "aux_logits"][:2 if hasattr(model, "aux_logits") and model.aux_logits else 1]
+        torch.onnx.export(model, torch.from_numpy(images[0]), str(tmp / "model.onnx"),
+                          input_names=["images"], output_names=outputs,
+                          opset_version=13, do_constant_folding=False,
+                          training=torch.onnx.TrainingMode.TRAINING)
+        model.load_state_dict(state)  # tracing in training mode moved BN statistics
+        subprocess.run([args.fastnnc, str(tmp / "model.onnx"), "--mode=train",
+                        "--emit=obj", "-o", str(tmp / "step.o"),
+                        f"--hparam=batch_size={args.batch_size}",
+                        f"--hparam=num_classes={classes}", "--hparam=optimizer=sgd",
+                        "--hparam=weight_decay=0"], check=True)
+        runner = tmp / "step-runner"
+        subprocess.run([args.linker, str(tmp / "step.o"), "-o", str(runner)]
+                       + args.link_inputs.split(";"), check=True)
+        np.save(tmp / "images.npy", images)
+        np.save(tmp / "labels.npy", labels)
+        ran = subprocess.run([str(runner), "--images", str(tmp / "images.npy"),
+                              "--labels", str(tmp / "labels.npy"),
+                              "--learning-rate", str(args.learning_rate)],
+                             check=True, capture_output=True, text=True)
+        ours = [float(line.split()[2]) for line in ran.stdout.splitlines()]
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
+    failed = False
+    for s in range(args.steps):
+        optimizer.zero_grad()
+        out = model(torch.from_numpy(images[s]))
+        target = torch.from_numpy(labels[s])
+        if isinstance(out, (tuple, list)):
+            loss = torch.nn.functional.cross_entropy(out[0], target)
+            if len(out) > 1 and out[1] is not None:
+                loss = loss + 0.4 * torch.nn.functional.cross_entropy(out[1], target)
+        else:
+            loss = torch.nn.functional.cross_entropy(out, target)
+        loss.backward()
+        optimizer.step()
+        reference = loss.item()
+        error = abs(ours[s] - reference) / max(abs(reference), 1e-12)
+        failed |= error > TOLERANCE
+        print(f"{args.model} step {s + 1}: fastnn {ours[s]:.7f} pytorch "
+              f"{reference:.7f} relative error {error:.2e}"
+              + ("" if error <= TOLERANCE else " FAIL"))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
