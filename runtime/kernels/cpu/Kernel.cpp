@@ -42,6 +42,11 @@ AlignedBuffer fastnn::cpu::allocateAligned(size_t Bytes) {
   return AlignedBuffer(P);
 }
 
+fastnn::cpu::SavedWorkspace::SavedWorkspace(const dnnl::engine &Engine,
+                                            const dnnl::memory::desc &Desc)
+    : Buffer(allocateAligned(Desc.get_size()).release(), AlignedFree()),
+      Memory(Desc, Engine, Buffer.get()) {}
+
 dnnl::memory::dims fastnn::cpu::toDims(const fnn_shape &Shape) {
   return dnnl::memory::dims(Shape.dims, Shape.dims + Shape.rank);
 }

@@ -76,6 +76,16 @@ struct KernelState {
   virtual ~KernelState() = default;
 };
 
+/// The oneDNN workspace a training forward kernel writes for the backward
+/// kernels made from it (max pooling's argmax, LRN's intermediate scale).
+/// Allocated at create and shared with those kernels (a copy of the state),
+/// so that the kernels may be destroyed in any order.
+struct SavedWorkspace : KernelState {
+  SavedWorkspace(const dnnl::engine &Engine, const dnnl::memory::desc &Desc);
+  std::shared_ptr<void> Buffer;
+  dnnl::memory Memory;
+};
+
 } // namespace fastnn::cpu
 
 struct fnn_kernel {
@@ -119,6 +129,11 @@ struct fnn_kernel {
   }
   /// The state set at create time, as the type its op gave it.
   template <typename T> T &state() const { return static_cast<T &>(*State); }
+  /// The state if it is a \p T, else null: how a backward kernel checks the
+  /// forward kernel it is made from.
+  template <typename T> T *findState() const {
+    return dynamic_cast<T *>(State.get());
+  }
 
 private:
   struct Step {

@@ -1,6 +1,13 @@
-//===- Pooling.cpp - fnn_pool2d on oneDNN pooling_v2_forward --------------===//
+//===- Pooling.cpp - fnn_pool2d and its backward on oneDNN pooling_v2 -----===//
 //
 // pooling_v2 rather than pooling because only v2 takes dilations.
+//
+// The inference, training and backward kernels all derive their oneDNN
+// descriptor from the fnn_pool2d_desc the same way (poolingDesc), so the
+// padding_r that encodes ceil mode, and with it every window, agrees between
+// a forward and its backward. A training max-pooling kernel writes oneDNN's
+// workspace (the argmax of each window) to a SavedWorkspace; its backward
+// kernel shares that buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +20,17 @@ using namespace fastnn::cpu;
 using dnnl::memory;
 
 namespace {
-/// Operand slots, in the order build() adds them.
+/// Operand slots of the forward kernels, in the order buildForward() adds
+/// them.
 enum Slot { SrcSlot, DstSlot };
+/// Operand slots of the backward kernel.
+enum BackwardSlot { DiffDstSlot, DiffSrcSlot };
+
+/// A training max-pooling kernel's state; its own type so that a backward
+/// kernel is not made from another op's workspace.
+struct PoolWorkspace final : SavedWorkspace {
+  using SavedWorkspace::SavedWorkspace;
+};
 
 std::string describe(const fnn_pool2d_desc &D) {
   std::ostringstream S;
@@ -37,7 +53,16 @@ int64_t endPadding(int64_t In, int64_t Out, int64_t Range, int64_t Stride,
   return std::min(std::max(PadEnd, Needed), Needed + Stride - 1);
 }
 
-void build(fnn_kernel &K, const fnn_pool2d_desc &D) {
+dnnl::algorithm algorithm(const fnn_pool2d_desc &D) {
+  return D.kind == FNN_POOL_MAX ? dnnl::algorithm::pooling_max
+         : D.count_include_pad  ? dnnl::algorithm::pooling_avg_include_padding
+                                : dnnl::algorithm::pooling_avg_exclude_padding;
+}
+
+/// Checks \p D and returns the forward descriptor every pooling kernel of
+/// \p D is made from.
+dnnl::pooling_v2_forward::desc poolingDesc(const fnn_pool2d_desc &D,
+                                           dnnl::prop_kind PropKind) {
   checkF32(D.dtype);
   checkLayout(D.layout);
   checkShape(D.input, "input", 4, 4);
@@ -62,36 +87,117 @@ void build(fnn_kernel &K, const fnn_pool2d_desc &D) {
     PadR[J] = endPadding(D.input.dims[Dim], D.output.dims[Dim], Range,
                          D.strides[J], D.pads[J], D.pads[J + 2]);
   }
-  dnnl::algorithm Alg = D.kind == FNN_POOL_MAX ? dnnl::algorithm::pooling_max
-                        : D.count_include_pad
-                            ? dnnl::algorithm::pooling_avg_include_padding
-                            : dnnl::algorithm::pooling_avg_exclude_padding;
-  memory::desc SrcDesc = activationDesc(D.input, D.layout);
-  memory::desc DstDesc = activationDesc(D.output, D.layout);
-  dnnl::pooling_v2_forward::desc Desc(
-      dnnl::prop_kind::forward_inference, Alg, SrcDesc, DstDesc,
-      {D.strides[0], D.strides[1]}, {D.kernel[0], D.kernel[1]},
+  return dnnl::pooling_v2_forward::desc(
+      PropKind, algorithm(D), activationDesc(D.input, D.layout),
+      activationDesc(D.output, D.layout), {D.strides[0], D.strides[1]},
+      {D.kernel[0], D.kernel[1]},
       // oneDNN counts dilation from 0.
       {D.dilations[0] - 1, D.dilations[1] - 1}, {D.pads[0], D.pads[1]}, PadR);
-  dnnl::pooling_v2_forward::primitive_desc PD(Desc, makeAttr(FNN_POST_NONE),
-                                              K.device().Engine);
-  K.addOperand(SrcDesc);
+}
+
+void buildForward(fnn_kernel &K, const fnn_pool2d_desc &D,
+                  dnnl::prop_kind PropKind) {
+  dnnl::pooling_v2_forward::primitive_desc PD(
+      poolingDesc(D, PropKind), makeAttr(FNN_POST_NONE), K.device().Engine);
+  K.addOperand(activationDesc(D.input, D.layout));
+  K.addOperand(activationDesc(D.output, D.layout));
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_SRC, K.operand(SrcSlot)}, {DNNL_ARG_DST, K.operand(DstSlot)}};
+  // Only max pooling has a workspace, and only when training.
+  memory::desc WorkspaceDesc = PD.workspace_desc();
+  if (WorkspaceDesc.get_size() > 0) {
+    auto Saved =
+        std::make_unique<PoolWorkspace>(K.device().Engine, WorkspaceDesc);
+    Args.push_back({DNNL_ARG_WORKSPACE, Saved->Memory});
+    K.setState(std::move(Saved));
+  }
+  K.addStep(dnnl::pooling_v2_forward(PD), Args, PD.scratchpad_desc());
+}
+
+void buildInference(fnn_kernel &K, const fnn_pool2d_desc &D) {
+  buildForward(K, D, dnnl::prop_kind::forward_inference);
+}
+
+void buildTraining(fnn_kernel &K, const fnn_pool2d_desc &D) {
+  buildForward(K, D, dnnl::prop_kind::forward_training);
+}
+
+void buildBackward(fnn_kernel &K, const fnn_pool2d_desc &D,
+                   const fnn_kernel *Forward) {
+  dnnl::pooling_v2_forward::desc ForwardDesc =
+      poolingDesc(D, dnnl::prop_kind::forward_training);
+  const dnnl::engine &Engine = K.device().Engine;
+  dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
+  dnnl::pooling_v2_forward::primitive_desc Hint(ForwardDesc, Attr, Engine);
+  memory::desc SrcDesc = activationDesc(D.input, D.layout);
+  memory::desc DstDesc = activationDesc(D.output, D.layout);
+  dnnl::pooling_v2_backward::primitive_desc PD(
+      // The forward's padding_r, for the same windows.
+      dnnl::pooling_v2_backward::desc(
+          algorithm(D), SrcDesc, DstDesc, {D.strides[0], D.strides[1]},
+          {D.kernel[0], D.kernel[1]}, {D.dilations[0] - 1, D.dilations[1] - 1},
+          {D.pads[0], D.pads[1]},
+          {ForwardDesc.data.padding[1][0], ForwardDesc.data.padding[1][1]}),
+      Attr, Engine, Hint);
   K.addOperand(DstDesc);
-  K.addStep(
-      dnnl::pooling_v2_forward(PD),
-      {{DNNL_ARG_SRC, K.operand(SrcSlot)}, {DNNL_ARG_DST, K.operand(DstSlot)}},
-      PD.scratchpad_desc());
+  K.addOperand(SrcDesc);
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_DIFF_DST, K.operand(DiffDstSlot)},
+      {DNNL_ARG_DIFF_SRC, K.operand(DiffSrcSlot)}};
+  memory::desc WorkspaceDesc = PD.workspace_desc();
+  if (WorkspaceDesc.get_size() > 0) {
+    // Max pooling routes each gradient to the argmax the forward kernel
+    // saved on its last run.
+    const PoolWorkspace *Saved =
+        Forward ? Forward->findState<PoolWorkspace>() : nullptr;
+    if (!Saved)
+      throw KernelError("max pooling's backward needs the kernel of its "
+                        "forward, made by fnn_pool2d_train_create");
+    if (&Forward->device() != &K.device())
+      throw KernelError("the forward kernel belongs to another device");
+    if (Saved->Memory.get_desc() != WorkspaceDesc)
+      throw KernelError("the forward kernel was made from a different "
+                        "descriptor");
+    Args.push_back({DNNL_ARG_WORKSPACE, Saved->Memory});
+    K.setState(std::make_unique<PoolWorkspace>(*Saved));
+  }
+  K.addStep(dnnl::pooling_v2_backward(PD), Args, PD.scratchpad_desc());
 }
 } // namespace
 
 extern "C" fnn_kernel *fnn_pool2d_create(fnn_device *Device,
                                          const fnn_pool2d_desc *Desc) {
-  return createKernel("fnn_pool2d_create", Device, Desc, build, describe);
+  return createKernel("fnn_pool2d_create", Device, Desc, buildInference,
+                      describe);
+}
+
+extern "C" fnn_kernel *fnn_pool2d_train_create(fnn_device *Device,
+                                               const fnn_pool2d_desc *Desc) {
+  return createKernel("fnn_pool2d_train_create", Device, Desc, buildTraining,
+                      describe);
 }
 
 extern "C" void fnn_pool2d_forward(fnn_kernel *Kernel, const void *Input,
                                    void *Output) {
   Kernel->bind(SrcSlot, Input);
   Kernel->bind(DstSlot, Output);
+  Kernel->run();
+}
+
+extern "C" fnn_kernel *fnn_pool2d_backward_create(fnn_device *Device,
+                                                  const fnn_pool2d_desc *Desc,
+                                                  fnn_kernel *Forward) {
+  return createKernel(
+      "fnn_pool2d_backward_create", Device, Desc,
+      [Forward](fnn_kernel &K, const fnn_pool2d_desc &D) {
+        buildBackward(K, D, Forward);
+      },
+      describe);
+}
+
+extern "C" void fnn_pool2d_backward(fnn_kernel *Kernel, const void *GradOutput,
+                                    void *GradInput) {
+  Kernel->bind(DiffDstSlot, GradOutput);
+  Kernel->bind(DiffSrcSlot, GradInput);
   Kernel->run();
 }
