@@ -14,6 +14,14 @@ namespace {
 /// BatchNormFold), so only the data has operand slots.
 enum BatchNormSlot { BnSrcSlot, BnDstSlot };
 enum LrnSlot { LrnSrcSlot, LrnDstSlot };
+enum LrnBackwardSlot { LrnBwSrcSlot, LrnBwDiffDstSlot, LrnBwDiffSrcSlot };
+
+/// A training LRN kernel's state (oneDNN's workspace holds the per-element
+/// denominator); its own type so that a backward kernel is not made from
+/// another op's workspace.
+struct LrnWorkspace final : SavedWorkspace {
+  using SavedWorkspace::SavedWorkspace;
+};
 
 std::string describeBatchNorm(const fnn_batch_norm_desc &D) {
   std::ostringstream S;
@@ -85,7 +93,10 @@ std::string describeLrn(const fnn_lrn_desc &D) {
   return S.str();
 }
 
-void buildLrn(fnn_kernel &K, const fnn_lrn_desc &D) {
+/// Checks \p D and returns the forward descriptor every LRN kernel of \p D
+/// is made from.
+dnnl::lrn_forward::desc lrnDesc(const fnn_lrn_desc &D,
+                                dnnl::prop_kind PropKind) {
   checkF32(D.dtype);
   checkLayout(D.layout);
   checkShape(D.input, "input", 4, 4);
@@ -94,21 +105,83 @@ void buildLrn(fnn_kernel &K, const fnn_lrn_desc &D) {
   // agree. Image models use 3 or 5.
   if (D.size < 1 || D.size % 2 == 0)
     throw KernelError("size must be odd and positive");
-  memory::desc DataDesc = activationDesc(D.input, D.layout);
   // oneDNN computes x / (k + alpha / size * sum x^2)^beta, already dividing
   // alpha by the window size as ONNX does, so alpha passes through as is.
-  dnnl::lrn_forward::desc Desc(
-      dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels,
-      DataDesc, D.size, static_cast<float>(D.alpha), static_cast<float>(D.beta),
-      static_cast<float>(D.bias));
-  dnnl::lrn_forward::primitive_desc PD(Desc, makeAttr(FNN_POST_NONE),
-                                       K.device().Engine);
+  return dnnl::lrn_forward::desc(
+      PropKind, dnnl::algorithm::lrn_across_channels,
+      activationDesc(D.input, D.layout), D.size, static_cast<float>(D.alpha),
+      static_cast<float>(D.beta), static_cast<float>(D.bias));
+}
+
+void buildLrnForward(fnn_kernel &K, const fnn_lrn_desc &D,
+                     dnnl::prop_kind PropKind) {
+  dnnl::lrn_forward::primitive_desc PD(
+      lrnDesc(D, PropKind), makeAttr(FNN_POST_NONE), K.device().Engine);
+  memory::desc DataDesc = activationDesc(D.input, D.layout);
   K.addOperand(DataDesc);
   K.addOperand(DataDesc);
-  K.addStep(dnnl::lrn_forward(PD),
-            {{DNNL_ARG_SRC, K.operand(LrnSrcSlot)},
-             {DNNL_ARG_DST, K.operand(LrnDstSlot)}},
-            PD.scratchpad_desc());
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_SRC, K.operand(LrnSrcSlot)},
+      {DNNL_ARG_DST, K.operand(LrnDstSlot)}};
+  // Training keeps the workspace its backward reads. Some implementations
+  // (oneDNN's reference one, on plain NCHW) have none and recompute; the
+  // state is set regardless, so that the backward checks its forward kernel
+  // the same way on every machine.
+  if (PropKind == dnnl::prop_kind::forward_training) {
+    auto Saved =
+        std::make_unique<LrnWorkspace>(K.device().Engine, PD.workspace_desc());
+    if (Saved->Memory.get_desc().get_size() > 0)
+      Args.push_back({DNNL_ARG_WORKSPACE, Saved->Memory});
+    K.setState(std::move(Saved));
+  }
+  K.addStep(dnnl::lrn_forward(PD), Args, PD.scratchpad_desc());
+}
+
+void buildLrn(fnn_kernel &K, const fnn_lrn_desc &D) {
+  buildLrnForward(K, D, dnnl::prop_kind::forward_inference);
+}
+
+void buildLrnTraining(fnn_kernel &K, const fnn_lrn_desc &D) {
+  buildLrnForward(K, D, dnnl::prop_kind::forward_training);
+}
+
+void buildLrnBackward(fnn_kernel &K, const fnn_lrn_desc &D,
+                      const fnn_kernel *Forward) {
+  const dnnl::engine &Engine = K.device().Engine;
+  dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
+  dnnl::lrn_forward::primitive_desc Hint(
+      lrnDesc(D, dnnl::prop_kind::forward_training), Attr, Engine);
+  memory::desc DataDesc = activationDesc(D.input, D.layout);
+  dnnl::lrn_backward::primitive_desc PD(
+      dnnl::lrn_backward::desc(dnnl::algorithm::lrn_across_channels, DataDesc,
+                               DataDesc, D.size, static_cast<float>(D.alpha),
+                               static_cast<float>(D.beta),
+                               static_cast<float>(D.bias)),
+      Attr, Engine, Hint);
+  const LrnWorkspace *Saved =
+      Forward ? Forward->findState<LrnWorkspace>() : nullptr;
+  if (!Saved)
+    throw KernelError("LRN's backward needs the kernel of its forward, made "
+                      "by fnn_lrn_train_create");
+  if (&Forward->device() != &K.device())
+    throw KernelError("the forward kernel belongs to another device");
+  // The backward may be an implementation that recomputes (oneDNN's
+  // reference one, which has no workspace) where the forward saved one.
+  memory::desc WorkspaceDesc = PD.workspace_desc();
+  if (WorkspaceDesc.get_size() > 0 && Saved->Memory.get_desc() != WorkspaceDesc)
+    throw KernelError("the forward kernel was made from a different "
+                      "descriptor");
+  K.addOperand(DataDesc);
+  K.addOperand(DataDesc);
+  K.addOperand(DataDesc);
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_SRC, K.operand(LrnBwSrcSlot)},
+      {DNNL_ARG_DIFF_DST, K.operand(LrnBwDiffDstSlot)},
+      {DNNL_ARG_DIFF_SRC, K.operand(LrnBwDiffSrcSlot)}};
+  if (WorkspaceDesc.get_size() > 0)
+    Args.push_back({DNNL_ARG_WORKSPACE, Saved->Memory});
+  K.setState(std::make_unique<LrnWorkspace>(*Saved));
+  K.addStep(dnnl::lrn_backward(PD), Args, PD.scratchpad_desc());
 }
 } // namespace
 
@@ -147,5 +220,30 @@ extern "C" void fnn_lrn_forward(fnn_kernel *Kernel, const void *Input,
                                 void *Output) {
   Kernel->bind(LrnSrcSlot, Input);
   Kernel->bind(LrnDstSlot, Output);
+  Kernel->run();
+}
+
+extern "C" fnn_kernel *fnn_lrn_train_create(fnn_device *Device,
+                                            const fnn_lrn_desc *Desc) {
+  return createKernel("fnn_lrn_train_create", Device, Desc, buildLrnTraining,
+                      describeLrn);
+}
+
+extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
+                                               const fnn_lrn_desc *Desc,
+                                               fnn_kernel *Forward) {
+  return createKernel(
+      "fnn_lrn_backward_create", Device, Desc,
+      [Forward](fnn_kernel &K, const fnn_lrn_desc &D) {
+        buildLrnBackward(K, D, Forward);
+      },
+      describeLrn);
+}
+
+extern "C" void fnn_lrn_backward(fnn_kernel *Kernel, const void *Input,
+                                 const void *GradOutput, void *GradInput) {
+  Kernel->bind(LrnBwSrcSlot, Input);
+  Kernel->bind(LrnBwDiffDstSlot, GradOutput);
+  Kernel->bind(LrnBwDiffSrcSlot, GradInput);
   Kernel->run();
 }
