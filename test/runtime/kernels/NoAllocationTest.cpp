@@ -199,3 +199,74 @@ TEST_F(KernelTest, PoolForwardDoesNotAllocate) {
 }
 
 } // namespace
+
+// The training kernels: forward and backward, with NULL gradients (which go
+// to spare buffers made at create).
+TEST_F(KernelTest, PoolTrainingDoesNotAllocate) {
+  fnn_pool2d_desc D{};
+  D.input = shape({2, 8, 12, 12});
+  D.output = shape({2, 8, 6, 6});
+  D.dtype = FNN_F32;
+  D.kind = FNN_POOL_MAX;
+  D.kernel[0] = D.kernel[1] = 3;
+  D.strides[0] = D.strides[1] = 2;
+  D.pads[2] = D.pads[3] = 1;
+  D.dilations[0] = D.dilations[1] = 1;
+  KernelPtr Fw(fnn_pool2d_train_create(Device, &D));
+  ASSERT_NE(Fw, nullptr) << fnn_last_error();
+  KernelPtr Bw(fnn_pool2d_backward_create(Device, &D, Fw.get()));
+  ASSERT_NE(Bw, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(D.input), 1),
+                     Y(numElements(D.output)), Dx(X.size());
+  EXPECT_LE(largestAllocationDuring([&] {
+              fnn_pool2d_forward(Fw.get(), X.data(), Y.data());
+              fnn_pool2d_backward(Bw.get(), Y.data(), Dx.data());
+            }),
+            BookkeepingBytes);
+}
+
+TEST_F(KernelTest, BatchNormTrainingDoesNotAllocate) {
+  fnn_batch_norm_desc D{};
+  D.input = shape({2, 14, 14, 32});
+  D.dtype = FNN_F32;
+  D.layout = FNN_NHWC;
+  D.epsilon = 1e-5;
+  KernelPtr Fw(fnn_batch_norm_train_create(Device, &D));
+  ASSERT_NE(Fw, nullptr) << fnn_last_error();
+  KernelPtr Bw(fnn_batch_norm_backward_create(Device, &D));
+  ASSERT_NE(Bw, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(D.input), 1),
+                     Param = randomData(32, 2, 0.5f, 1.f), Mean(32), Var(32),
+                     Y(X.size()), Dx(X.size());
+  EXPECT_LE(largestAllocationDuring([&] {
+              fnn_batch_norm_train_forward(Fw.get(), X.data(), Param.data(),
+                                           Param.data(), Y.data(), Mean.data(),
+                                           Var.data());
+              fnn_batch_norm_backward(Bw.get(), X.data(), Param.data(),
+                                      Mean.data(), Var.data(), Y.data(),
+                                      Dx.data(), nullptr, nullptr);
+            }),
+            BookkeepingBytes);
+}
+
+TEST_F(KernelTest, LrnTrainingDoesNotAllocate) {
+  fnn_lrn_desc D{};
+  D.input = shape({2, 14, 14, 32});
+  D.dtype = FNN_F32;
+  D.layout = FNN_NHWC;
+  D.size = 5;
+  D.alpha = 1e-4;
+  D.beta = 0.75;
+  D.bias = 1;
+  KernelPtr Fw(fnn_lrn_train_create(Device, &D));
+  ASSERT_NE(Fw, nullptr) << fnn_last_error();
+  KernelPtr Bw(fnn_lrn_backward_create(Device, &D, Fw.get()));
+  ASSERT_NE(Bw, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(D.input), 1), Y(X.size()),
+                     Dx(X.size());
+  EXPECT_LE(largestAllocationDuring([&] {
+              fnn_lrn_forward(Fw.get(), X.data(), Y.data());
+              fnn_lrn_backward(Bw.get(), X.data(), Y.data(), Dx.data());
+            }),
+            BookkeepingBytes);
+}
