@@ -191,7 +191,9 @@ void fnn_reduce_forward(fnn_kernel *kernel, const void *input, void *output);
  * LRN's scale), the forward kernel is created for training and keeps that
  * state itself (allocated at create time), and the backward kernel is
  * created from the forward kernel; the arena holds only tensors the compiler
- * can size.
+ * can size. A backward call reads what the forward kernel's latest call
+ * saved. The two kernels share that state, so they may be destroyed in any
+ * order.
  *===----------------------------------------------------------------------===*/
 
 /* Gradients of a convolution; any output pointer may be NULL when that
@@ -206,7 +208,8 @@ void fnn_conv2d_backward(fnn_kernel *kernel, const void *input,
                          void *grad_bias);
 
 /* Pooling for training: the forward kernel saves what its backward needs
- * (the argmax of max pooling). */
+ * (the argmax of max pooling). Average pooling's backward does not read
+ * `forward`. */
 fnn_kernel *fnn_pool2d_train_create(fnn_device *device,
                                     const fnn_pool2d_desc *desc);
 fnn_kernel *fnn_pool2d_backward_create(fnn_device *device,
@@ -223,7 +226,8 @@ fnn_kernel *fnn_batch_norm_train_create(fnn_device *device,
 void fnn_batch_norm_train_forward(fnn_kernel *kernel, const void *input,
                                   const void *scale, const void *shift,
                                   void *output, void *mean, void *variance);
-/* Gradients of training-mode batch norm from the saved batch statistics. */
+/* Gradients of training-mode batch norm from the saved batch statistics;
+ * any gradient output may be NULL when that gradient is not needed. */
 fnn_kernel *fnn_batch_norm_backward_create(fnn_device *device,
                                            const fnn_batch_norm_desc *desc);
 void fnn_batch_norm_backward(fnn_kernel *kernel, const void *input,
