@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace fastnn::trainer {
 namespace {
@@ -65,6 +66,12 @@ const char *schemeName(DecayScheme Scheme) {
     break;
   }
   return "none";
+}
+
+std::string number(double Value) {
+  char Text[32];
+  std::snprintf(Text, sizeof(Text), "%g", Value);
+  return Text;
 }
 
 } // namespace
@@ -157,7 +164,7 @@ double LearningRateSchedule::at(int64_t Step) const {
 }
 
 std::string LearningRateSchedule::describe() const {
-  std::string Text = "learning rate " + std::to_string(Opts.LearningRate);
+  std::string Text = "learning rate " + number(Opts.LearningRate);
   if (Opts.WarmupSteps > 0)
     Text += ", t2t warm-up over " + std::to_string(Opts.WarmupSteps) + " steps";
   switch (Opts.Type) {
@@ -168,12 +175,11 @@ std::string LearningRateSchedule::describe() const {
       return Text + ", " + schemeName(Opts.Scheme) + ": halved every " +
              std::to_string(SchemeDecaySteps) + " steps from step " +
              std::to_string(StartDecayStep + 1);
-    return Text + ", exponential decay by " + std::to_string(Opts.DecayFactor) +
+    return Text + ", exponential decay by " + number(Opts.DecayFactor) +
            " every " + std::to_string(Opts.DecaySteps) + " steps";
   case DecayType::Polynomial:
-    return Text + ", polynomial decay to " +
-           std::to_string(Opts.EndLearningRate) + " over " +
-           std::to_string(Opts.DecaySteps) + " steps";
+    return Text + ", polynomial decay to " + number(Opts.EndLearningRate) +
+           " over " + std::to_string(Opts.DecaySteps) + " steps";
   }
   return Text;
 }

@@ -168,7 +168,8 @@ void printUsage() {
   std::printf("%s", hparamsHelp().c_str());
   std::string Compiled = fnn_model_config;
   if (!Compiled.empty())
-    std::printf("\nThis train.bin was compiled with:\n%s", Compiled.c_str());
+    std::printf("\nThis train.bin was compiled with:\n%s%s", Compiled.c_str(),
+                Compiled.back() == '\n' ? "" : "\n");
 }
 
 void printModelStatistics(const std::vector<TensorRecord> &State) {
