@@ -6,8 +6,16 @@ with `fastnnc --mode=train --emit=obj` (plain SGD, no weight decay), links
 it with the step runner, and runs S steps on S fixed random batches. PyTorch
 trains the same model object from the same weights on the same batches with
 torch.optim.SGD. Every step's loss must agree to 1e-3 relative.
+
+Deep networks at random initialisation are chaotic: float32 rounding alone
+moves PyTorch's own losses away from its float64 losses by more than 1e-3
+within a few steps (resnet_v1_50: 1.5e-5 after one step, 2.6e-4 after
+three). With --fp64-reference the reference is PyTorch in float64 and each
+step's error may be up to 3x PyTorch float32's own error against it (or
+1e-3): fastnn must be as close to the exact trajectory as float32 allows.
 """
 import argparse
+import copy
 import subprocess
 import sys
 import tempfile
@@ -30,6 +38,44 @@ def tiny_model():
         torch.nn.Linear(8 * 4 * 4, 10)), (3, 16, 10)
 
 
+class Residual(torch.nn.Module):
+    """conv-bn-relu with an identity shortcut, then global average pooling:
+    the shapes of a resnet block."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.conv = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(1, stride=2)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.bn(self.stem(x)))
+        x = torch.relu(x + self.bn2(self.conv(x)))
+        x = self.pool(x)
+        return self.fc(x.mean(dim=(2, 3)))
+
+
+class Stem(torch.nn.Module):
+    """A resnet stem: 7x7/2 convolution, batch norm, relu and an
+    overlapping 3x3/2 max pooling."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.conv = torch.nn.Conv2d(3, 8, 7, stride=2, padding=3)
+        self.bn = torch.nn.BatchNorm2d(8)
+        self.pool = torch.nn.MaxPool2d(3, stride=2, padding=1)
+        self.fc = torch.nn.Linear(8 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.bn(self.conv(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
 def zoo_model(zoo, name, image_size):
     sys.path.insert(0, zoo)
     from fastnn_zoo.onnx_export import build_model
@@ -43,15 +89,20 @@ def main():
     parser.add_argument("--zoo", required=True)
     parser.add_argument("--fastnnc", required=True)
     parser.add_argument("--linker", required=True)
-    parser.add_argument("--link-inputs", required=True, help="';'-separated")
+    parser.add_argument("--link-inputs", required=True, help="comma-separated")
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--image-size", type=int, default=None)
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--learning-rate", type=float, default=0.01)
+    parser.add_argument("--fp64-reference", action="store_true")
     args = parser.parse_args()
 
     if args.model == "tiny":
         model, (channels, size, classes) = tiny_model()
+    elif args.model == "stem":
+        model, (channels, size, classes) = Stem(), (3, 16, 10)
+    elif args.model == "residual":
+        model, (channels, size, classes) = Residual(), (3, 8, 10)
     else:
         model, (channels, size, classes) = zoo_model(args.zoo, args.model,
                                                      args.image_size)
@@ -69,13 +120,18 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix=f"train-parity-{args.model}-") as tmp:
         tmp = Path(tmp)
-        state = {k: v.clone() for k, v in model.state_dict().items()}
+        state = {k: v.clone() for k, v in model.state_dict().items()
+                 if not k.endswith("num_batches_tracked")}
         outputs = ["logits", "aux_logits"][:2 if hasattr(model, "aux_logits") and model.aux_logits else 1]
         torch.onnx.export(model, torch.from_numpy(images[0]), str(tmp / "model.onnx"),
                           input_names=["images"], output_names=outputs,
                           opset_version=13, do_constant_folding=False,
                           training=torch.onnx.TrainingMode.TRAINING)
-        model.load_state_dict(state)  # tracing in training mode moved BN statistics
+        # Tracing in training mode moved the BN statistics; put them back.
+        # (The batch counters the export dropped are not model state.)
+        result = model.load_state_dict(state, strict=False)
+        assert all(k.endswith("num_batches_tracked")
+                   for k in result.missing_keys + result.unexpected_keys)
         subprocess.run([args.fastnnc, str(tmp / "model.onnx"), "--mode=train",
                         "--emit=obj", "-o", str(tmp / "step.o"),
                         f"--hparam=batch_size={args.batch_size}",
@@ -83,7 +139,7 @@ def main():
                         "--hparam=weight_decay=0"], check=True)
         runner = tmp / "step-runner"
         subprocess.run([args.linker, str(tmp / "step.o"), "-o", str(runner)]
-                       + args.link_inputs.split(";"), check=True)
+                       + args.link_inputs.split(","), check=True)
         np.save(tmp / "images.npy", images)
         np.save(tmp / "labels.npy", labels)
         ran = subprocess.run([str(runner), "--images", str(tmp / "images.npy"),
@@ -92,26 +148,39 @@ def main():
                              check=True, capture_output=True, text=True)
         ours = [float(line.split()[2]) for line in ran.stdout.splitlines()]
 
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate)
+    def pytorch_losses(net):
+        optimizer = torch.optim.SGD(net.parameters(), lr=args.learning_rate)
+        dtype = next(net.parameters()).dtype
+        losses = []
+        for s in range(args.steps):
+            optimizer.zero_grad()
+            out = net(torch.from_numpy(images[s]).to(dtype))
+            target = torch.from_numpy(labels[s])
+            if isinstance(out, (tuple, list)):
+                loss = torch.nn.functional.cross_entropy(out[0], target)
+                if len(out) > 1 and out[1] is not None:
+                    loss = loss + 0.4 * torch.nn.functional.cross_entropy(out[1], target)
+            else:
+                loss = torch.nn.functional.cross_entropy(out, target)
+            loss.backward()
+            optimizer.step()
+            losses.append(loss.item())
+        return losses
+
+    exact = pytorch_losses(copy.deepcopy(model).double()) if args.fp64_reference else None
+    float32 = pytorch_losses(model)
     failed = False
     for s in range(args.steps):
-        optimizer.zero_grad()
-        out = model(torch.from_numpy(images[s]))
-        target = torch.from_numpy(labels[s])
-        if isinstance(out, (tuple, list)):
-            loss = torch.nn.functional.cross_entropy(out[0], target)
-            if len(out) > 1 and out[1] is not None:
-                loss = loss + 0.4 * torch.nn.functional.cross_entropy(out[1], target)
-        else:
-            loss = torch.nn.functional.cross_entropy(out, target)
-        loss.backward()
-        optimizer.step()
-        reference = loss.item()
+        reference = exact[s] if exact else float32[s]
         error = abs(ours[s] - reference) / max(abs(reference), 1e-12)
-        failed |= error > TOLERANCE
+        allowed = TOLERANCE
+        if exact:
+            allowed = max(TOLERANCE, 3 * abs(float32[s] - reference) / abs(reference))
+        failed |= error > allowed
         print(f"{args.model} step {s + 1}: fastnn {ours[s]:.7f} pytorch "
-              f"{reference:.7f} relative error {error:.2e}"
-              + ("" if error <= TOLERANCE else " FAIL"))
+              f"{'float64' if exact else 'float32'} {reference:.7f} relative "
+              f"error {error:.2e} (allowed {allowed:.1e})"
+              + ("" if error <= allowed else " FAIL"))
     sys.exit(1 if failed else 0)
 
 
