@@ -109,8 +109,12 @@ Status parseHparamValue(const HparamSpec &Spec, const std::string &RawValue,
   std::string Prefix = Where + ": " + Spec.Name + ": ";
   Out = Hparams::Value();
   // TF flags whose default is None are unset again by None (what
-  // --print-config writes for them).
-  if (!Spec.Default && (Value == "None" || Value == "none" || Value.empty()))
+  // --print-config writes for them). Lower-case none stays a value of string
+  // keys: preprocessing_name=none asks for no preprocessing, while unset it
+  // follows model_name.
+  if (!Spec.Default &&
+      (Value == "None" || Value.empty() ||
+       (Value == "none" && Spec.Type != HparamType::String)))
     return Status::success();
   if (Value.empty())
     return Status::error(Prefix + "expects a value");

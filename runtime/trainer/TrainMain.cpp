@@ -14,6 +14,7 @@
 #include "fastnn/trainer/DataSource.h"
 #include "fastnn/trainer/Hparams.h"
 #include "fastnn/trainer/LearningRate.h"
+#include "fastnn/trainer/TFRecordDataSource.h"
 
 #include <algorithm>
 #include <chrono>
@@ -132,15 +133,15 @@ uint16_t toBfloat16(float Value) {
   return static_cast<uint16_t>(Bits >> 16);
 }
 
-/// The batch in the element types of the model's inputs.
+/// Converts a batch that the source could not write into the arena
+/// directly (half-precision images, int32 labels) into the element types of
+/// the model's inputs.
 void storeBatch(const TensorRecord &ImagesRecord,
                 const TensorRecord &LabelsRecord, const float *Images,
                 const int64_t *Labels, unsigned char *Arena) {
   unsigned char *ImagesOut = Arena + ImagesRecord.Offset;
-  int64_t N = ImagesRecord.numElements();
-  if (ImagesRecord.Dtype == FNN_F32) {
-    std::memcpy(ImagesOut, Images, static_cast<size_t>(N) * sizeof(float));
-  } else {
+  if (ImagesRecord.Dtype != FNN_F32) {
+    int64_t N = ImagesRecord.numElements();
     auto *Out = reinterpret_cast<uint16_t *>(ImagesOut);
     for (int64_t I = 0; I < N; ++I)
       Out[I] = ImagesRecord.Dtype == FNN_F16 ? toHalf(Images[I])
@@ -148,9 +149,7 @@ void storeBatch(const TensorRecord &ImagesRecord,
   }
   unsigned char *LabelsOut = Arena + LabelsRecord.Offset;
   int64_t Batch = LabelsRecord.numElements();
-  if (LabelsRecord.Dtype == FNN_I64) {
-    std::memcpy(LabelsOut, Labels, static_cast<size_t>(Batch) * 8);
-  } else {
+  if (LabelsRecord.Dtype != FNN_I64) {
     auto *Out = reinterpret_cast<int32_t *>(LabelsOut);
     for (int64_t I = 0; I < Batch; ++I)
       Out[I] = static_cast<int32_t>(Labels[I]);
@@ -274,18 +273,26 @@ int main(int argc, char **argv) {
     std::printf("%s", H.configText().c_str());
     return 0;
   }
-  if (H.getString("dataset_name") != "mock")
-    fail(H.origin("dataset_name") +
-         ": dataset_name=" + H.getString("dataset_name") +
-         ": this trainer reads only dataset_name=mock so far");
   if (H.getString("task_type") != "pretrain")
     fail(H.origin("task_type") + ": task_type=" + H.getString("task_type") +
          ": this trainer cannot restore checkpoints yet; use pretrain");
 
   int64_t SampleElements = ImagesIn.numElements() / BatchSize;
-  std::unique_ptr<DataSource> Source = std::make_unique<MockDataSource>(
-      BatchSize, SampleElements, H.getInt("num_classes"),
-      static_cast<uint64_t>(H.getInt("seed")));
+  std::unique_ptr<DataSource> Source;
+  std::string SourceLine = "mock data";
+  if (H.getString("dataset_name") == "mock") {
+    Source = std::make_unique<MockDataSource>(
+        BatchSize, SampleElements, H.getInt("num_classes"),
+        static_cast<uint64_t>(H.getInt("seed")));
+  } else {
+    std::unique_ptr<TFRecordDataSource> Records;
+    Status SourceStatus =
+        TFRecordDataSource::create(H, ImagesIn.Shape, Records);
+    if (!SourceStatus.ok())
+      fail(SourceStatus.message());
+    SourceLine = Records->describe();
+    Source = std::move(Records);
+  }
 
   // The run ends at stop_at_step (StopAtStepHook) or after num_epochs,
   // whichever comes first.
@@ -328,6 +335,7 @@ int main(int argc, char **argv) {
   if (fnn_model_init(Device, Arena) != 0)
     fail(std::string("cannot initialise the model: ") + fnn_last_error());
 
+  std::printf("train.bin: %s\n", SourceLine.c_str());
   std::printf("train.bin: %lld steps of batch %lld; %s\n",
               static_cast<long long>(TrainSteps),
               static_cast<long long>(BatchSize), Schedule.describe().c_str());
@@ -335,19 +343,37 @@ int main(int argc, char **argv) {
 
   int64_t LogEvery =
       hasHook(H, "LoggingTensorHook") ? H.getInt("log_loss_every_n_iters") : 0;
-  std::vector<float> Images(static_cast<size_t>(ImagesIn.numElements()));
-  std::vector<int64_t> Labels(static_cast<size_t>(BatchSize));
+  // The source writes float32 images and int64 labels straight into the
+  // arena; other element types are staged here and converted.
+  std::vector<float> StagedImages;
+  std::vector<int64_t> StagedLabels;
+  float *Images = reinterpret_cast<float *>(Arena + ImagesIn.Offset);
+  int64_t *Labels = reinterpret_cast<int64_t *>(Arena + LabelsIn.Offset);
+  if (ImagesIn.Dtype != FNN_F32) {
+    StagedImages.resize(static_cast<size_t>(ImagesIn.numElements()));
+    Images = StagedImages.data();
+  }
+  if (LabelsIn.Dtype != FNN_I64) {
+    StagedLabels.resize(static_cast<size_t>(BatchSize));
+    Labels = StagedLabels.data();
+  }
   using Clock = std::chrono::steady_clock;
   Clock::time_point Start = Clock::now(), WindowStart = Start;
   int64_t WindowSteps = 0, Steps = 0;
+  // Time spent waiting for (and copying) batches: the share of the step
+  // time that a faster input pipeline would win back.
+  double WindowWait = 0;
+  bool EndOfData = false;
   for (int64_t Step = 1; Step <= TrainSteps; ++Step) {
-    bool EndOfData = false;
-    Status S = Source->next(Images.data(), Labels.data(), EndOfData);
+    Clock::time_point WaitStart = Clock::now();
+    Status S = Source->next(Images, Labels, EndOfData);
+    WindowWait +=
+        std::chrono::duration<double>(Clock::now() - WaitStart).count();
     if (!S.ok())
       fail(S.message());
     if (EndOfData)
       break;
-    storeBatch(ImagesIn, LabelsIn, Images.data(), Labels.data(), Arena);
+    storeBatch(ImagesIn, LabelsIn, Images, Labels, Arena);
     float Rate = static_cast<float>(Schedule.at(Step));
     std::memcpy(Arena + RateIn.Offset, &Rate, sizeof(Rate));
     std::memcpy(Arena + StepIn.Offset, &Step, sizeof(Step));
@@ -370,15 +396,22 @@ int main(int argc, char **argv) {
       Clock::time_point Now = Clock::now();
       double Seconds = std::chrono::duration<double>(Now - WindowStart).count();
       std::printf("step %lld: loss=%.6f lr=%.6g top1=%.4f top5=%.4f "
-                  "images/s=%.1f\n",
+                  "images/s=%.1f data_wait=%.1f%%\n",
                   static_cast<long long>(Step), Loss, Rate, Top1, Top5,
-                  Seconds > 0 ? WindowSteps * BatchSize / Seconds : 0.0);
+                  Seconds > 0 ? WindowSteps * BatchSize / Seconds : 0.0,
+                  Seconds > 0 ? 100.0 * WindowWait / Seconds : 0.0);
       std::fflush(stdout);
       WindowStart = Now;
       WindowSteps = 0;
+      WindowWait = 0;
     }
   }
   double Seconds = std::chrono::duration<double>(Clock::now() - Start).count();
+  if (EndOfData)
+    std::printf("train.bin: the input ended after %lld steps (num_epochs=%lld)"
+                "\n",
+                static_cast<long long>(Steps),
+                static_cast<long long>(H.getInt("num_epochs")));
   std::printf("train.bin: %lld steps in %.2f s, %.1f images/s\n",
               static_cast<long long>(Steps), Seconds,
               Seconds > 0 ? Steps * BatchSize / Seconds : 0.0);

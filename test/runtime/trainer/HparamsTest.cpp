@@ -311,6 +311,15 @@ TEST(HparamsTest, NoneUnsetsOptionalKeys) {
   EXPECT_FALSE(H.parseText("batch_size=None", "b").ok());
 }
 
+TEST(HparamsTest, LowerCaseNoneIsAStringValue) {
+  Hparams H;
+  ASSERT_TRUE(H.parseText("preprocessing_name=none\n", "a").ok());
+  EXPECT_TRUE(H.isSet("preprocessing_name"));
+  EXPECT_EQ(H.getString("preprocessing_name"), "none");
+  ASSERT_TRUE(H.parseFlags({"--preprocessing_name=None"}).ok());
+  EXPECT_FALSE(H.isSet("preprocessing_name"));
+}
+
 TEST(HparamsTest, ParseFileNamesThePath) {
   std::string Path = ::testing::TempDir() + "hparams_test.txt";
   {

@@ -1,0 +1,74 @@
+//===- TFRecordDataSource.h - Training batches from TFRecord files -*- C++ -*-//
+//
+// The DataSource of every dataset_name but mock: fastnn::data's pipeline
+// reads the files of dataset_dir, parses them with the dataset's spec,
+// decodes and preprocesses (training variant) into NCHW float32 batches of
+// the model's image shape.
+//
+// Which files: train_files, comma-separated, each relative to dataset_dir
+// unless absolute. Without train_files, the regular files of dataset_dir
+// whose names contain ".tfrecord" or start with "train-" (TF-slim's
+// "train-00000-of-01024"); when some of those names contain "train", only
+// those, so that a directory holding both splits (fastnn-data convert writes
+// NAME-train-* beside NAME-test-*) trains on the training split.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_TRAINER_TFRECORDDATASOURCE_H
+#define FASTNN_TRAINER_TFRECORDDATASOURCE_H
+
+#include "fastnn/data/Pipeline.h"
+#include "fastnn/trainer/DataSource.h"
+#include "fastnn/trainer/Hparams.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace fastnn::trainer {
+
+/// The training files that dataset_dir and train_files name (see the file
+/// comment), sorted by name when listed from the directory. dataset_dir may
+/// be a file:// URI.
+Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files);
+
+/// Records in the TFRecord files. Uncompressed files are walked by their
+/// record headers (each length CRC checked, the data skipped), so counting
+/// costs a seek per record; compressed ones are read through.
+Status countRecords(const std::vector<std::string> &Files, int64_t &Count);
+
+class TFRecordDataSource : public DataSource {
+public:
+  /// ImageShape is the model's images input, [batch, channels, height,
+  /// width]; the preprocessing writes exactly that shape, so a dataset whose
+  /// images have another channel count, or another size when no
+  /// preprocessing adapts it, is refused here.
+  static Status create(const Hparams &H, const std::vector<int64_t> &ImageShape,
+                       std::unique_ptr<TFRecordDataSource> &Out);
+  ~TFRecordDataSource() override;
+
+  /// EndOfData comes after num_epochs passes (less a last partial batch).
+  Status next(float *Images, int64_t *Labels, bool &EndOfData) override;
+  /// num_sample_per_epoch when given, else the records of the files.
+  int64_t samplesPerEpoch() const override { return SamplesPerEpoch; }
+
+  data::PipelineStats stats() const { return Input->stats(); }
+  const std::vector<std::string> &files() const { return Files; }
+  /// One line for the start of the log: dataset, files, records,
+  /// preprocessing and output shape.
+  std::string describe() const;
+
+private:
+  TFRecordDataSource() = default;
+
+  std::unique_ptr<data::Pipeline> Input;
+  std::vector<std::string> Files;
+  std::string DatasetName, Preprocessing;
+  int64_t BatchSize = 0, NumClasses = 0, SamplesPerEpoch = 0;
+  bool Counted = false;
+};
+
+} // namespace fastnn::trainer
+
+#endif // FASTNN_TRAINER_TFRECORDDATASOURCE_H

@@ -1,0 +1,331 @@
+//===- TFRecordDataSource.cpp - Training batches from TFRecord files ------===//
+
+#include "fastnn/trainer/TFRecordDataSource.h"
+
+#include "fastnn/data/Crc32c.h"
+#include "fastnn/data/DatasetSpec.h"
+#include "fastnn/data/Preprocess.h"
+#include "fastnn/data/RecordIO.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace fastnn::trainer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &Shape) {
+  std::string Text = "[";
+  for (size_t I = 0; I < Shape.size(); ++I)
+    Text += (I ? ", " : "") + std::to_string(Shape[I]);
+  return Text + "]";
+}
+
+std::string trim(const std::string &Text) {
+  size_t Begin = Text.find_first_not_of(" \t");
+  if (Begin == std::string::npos)
+    return "";
+  return Text.substr(Begin, Text.find_last_not_of(" \t") - Begin + 1);
+}
+
+/// "run.txt:3: dataset_dir=/x: " - where a key was set, for messages.
+std::string where(const Hparams &H, const std::string &Key) {
+  return H.origin(Key) + ": " + Key + "=" + H.text(Key) + ": ";
+}
+
+bool isTrainCandidate(const std::string &Name) {
+  return Name.find(".tfrecord") != std::string::npos ||
+         Name.rfind("train-", 0) == 0;
+}
+
+/// Counts an uncompressed file by its headers: 8-byte length, 4-byte masked
+/// CRC of the length, then length bytes of data and a 4-byte data CRC.
+Status countUncompressed(const std::string &Path, int64_t &Count) {
+  std::error_code Ec;
+  uint64_t Size = fs::file_size(Path, Ec);
+  if (Ec)
+    return Status::error(Path + ": " + Ec.message());
+  std::FILE *File = std::fopen(Path.c_str(), "rb");
+  if (!File)
+    return Status::error(Path + ": " + std::strerror(errno));
+  Status Result;
+  uint64_t Offset = 0;
+  while (Offset < Size) {
+    unsigned char Header[12];
+    if (Size - Offset < sizeof(Header) ||
+        std::fread(Header, 1, sizeof(Header), File) != sizeof(Header)) {
+      Result = Status::error(Path + ": byte offset " + std::to_string(Offset) +
+                             ": truncated record header");
+      break;
+    }
+    uint64_t Length = 0;
+    uint32_t Crc = 0;
+    for (int I = 7; I >= 0; --I)
+      Length = Length << 8 | Header[I];
+    for (int I = 11; I >= 8; --I)
+      Crc = Crc << 8 | Header[I];
+    if (data::maskCrc(data::crc32c(Header, 8)) != Crc) {
+      Result = Status::error(Path + ": byte offset " + std::to_string(Offset) +
+                             ": corrupt record: length CRC mismatch");
+      break;
+    }
+    uint64_t Rest = Size - Offset - sizeof(Header);
+    if (Length > Rest || Rest - Length < 4) {
+      Result = Status::error(Path + ": byte offset " + std::to_string(Offset) +
+                             ": record of " + std::to_string(Length) +
+                             " bytes runs past the end of the file");
+      break;
+    }
+    Offset += sizeof(Header) + Length + 4;
+    if (fseeko(File, static_cast<off_t>(Offset), SEEK_SET) != 0) {
+      Result = Status::error(Path + ": byte offset " + std::to_string(Offset) +
+                             ": " + std::strerror(errno));
+      break;
+    }
+    ++Count;
+  }
+  std::fclose(File);
+  return Result;
+}
+
+} // namespace
+
+Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files) {
+  Files.clear();
+  std::string Dir;
+  if (H.isSet("dataset_dir")) {
+    Dir = H.getString("dataset_dir");
+    if (Dir.rfind("file://", 0) == 0)
+      Dir = Dir.substr(7);
+    else if (Dir.find("://") != std::string::npos)
+      return Status::error(where(H, "dataset_dir") +
+                           "only local directories and file:// URIs can be "
+                           "read");
+  }
+
+  if (H.isSet("train_files")) {
+    std::string List = H.getString("train_files");
+    size_t Begin = 0;
+    while (Begin <= List.size()) {
+      size_t Comma = std::min(List.find(',', Begin), List.size());
+      std::string Name = trim(List.substr(Begin, Comma - Begin));
+      Begin = Comma + 1;
+      if (Name.empty())
+        continue;
+      std::string Path =
+          Dir.empty() || Name.front() == '/' ? Name : Dir + "/" + Name;
+      std::error_code Ec;
+      if (!fs::is_regular_file(Path, Ec))
+        return Status::error(where(H, "train_files") + "'" + Path +
+                             "' is not a file");
+      Files.push_back(Path);
+    }
+    if (Files.empty())
+      return Status::error(where(H, "train_files") + "names no file");
+    return Status::success();
+  }
+
+  if (Dir.empty())
+    return Status::error(where(H, "dataset_name") +
+                         "the records are read from dataset_dir, which is "
+                         "not set");
+  std::error_code Ec;
+  fs::directory_iterator It(Dir, Ec), End;
+  if (Ec)
+    return Status::error(where(H, "dataset_dir") + Ec.message());
+  std::vector<std::string> Candidates, Training;
+  for (; It != End; It.increment(Ec)) {
+    if (Ec)
+      return Status::error(where(H, "dataset_dir") + Ec.message());
+    std::string Name = It->path().filename().string();
+    std::error_code TypeEc;
+    if (!It->is_regular_file(TypeEc) || !isTrainCandidate(Name))
+      continue;
+    Candidates.push_back(It->path().string());
+    if (Name.find("train") != std::string::npos)
+      Training.push_back(It->path().string());
+  }
+  Files = Training.empty() ? Candidates : Training;
+  if (Files.empty())
+    return Status::error(where(H, "dataset_dir") +
+                         "no *.tfrecord* or train-* files; name them with "
+                         "train_files");
+  std::sort(Files.begin(), Files.end());
+  return Status::success();
+}
+
+Status countRecords(const std::vector<std::string> &Files, int64_t &Count) {
+  Count = 0;
+  for (const std::string &Path : Files) {
+    data::Compression Comp;
+    if (Status S = data::detectCompression(Path, Comp); !S.ok())
+      return S;
+    if (Comp == data::Compression::None) {
+      if (Status S = countUncompressed(Path, Count); !S.ok())
+        return S;
+      continue;
+    }
+    data::RecordReaderOptions Options;
+    Options.Comp = Comp;
+    Status Err;
+    std::unique_ptr<data::RecordReader> Reader =
+        data::RecordReader::open(Path, Options, Err);
+    if (!Reader)
+      return Err;
+    std::string Record;
+    for (;;) {
+      data::RecordReader::Result R = Reader->next(Record, Err);
+      if (R == data::RecordReader::Result::End)
+        break;
+      if (R == data::RecordReader::Result::Corrupt)
+        return Err;
+      ++Count;
+    }
+  }
+  return Status::success();
+}
+
+TFRecordDataSource::~TFRecordDataSource() = default;
+
+Status TFRecordDataSource::create(const Hparams &H,
+                                  const std::vector<int64_t> &ImageShape,
+                                  std::unique_ptr<TFRecordDataSource> &Out) {
+  std::unique_ptr<TFRecordDataSource> Source(new TFRecordDataSource());
+  data::PipelineOptions Options;
+  const std::string &Name = H.getString("dataset_name");
+  if (Status S = data::loadDatasetSpec(Name, Options.Spec); !S.ok())
+    return Status::error(where(H, "dataset_name") + S.message());
+
+  if (ImageShape.size() != 4 || (ImageShape[1] != 1 && ImageShape[1] != 3) ||
+      ImageShape[2] <= 0 || ImageShape[3] <= 0)
+    return Status::error("the model's images " + shapeText(ImageShape) +
+                         " are not NCHW with 1 or 3 channels, the layout "
+                         "the input pipeline writes");
+  const int Channels = static_cast<int>(ImageShape[1]);
+  const int Height = static_cast<int>(ImageShape[2]);
+  const int Width = static_cast<int>(ImageShape[3]);
+  const data::DatasetSpec &Spec = Options.Spec;
+  if (Spec.Channels && Spec.Channels != Channels)
+    return Status::error(where(H, "dataset_name") + "the records hold " +
+                         std::to_string(Spec.Channels) +
+                         "-channel images but the model's " + "images " +
+                         shapeText(ImageShape) + " (NCHW) have " +
+                         std::to_string(Channels));
+
+  data::PreprocessKind Kind;
+  std::string PreprocessingName =
+      H.isSet("preprocessing_name") ? H.getString("preprocessing_name") : "";
+  if (Status S = data::resolvePreprocessing(PreprocessingName,
+                                            H.getString("model_name"), Kind);
+      !S.ok())
+    return Status::error(where(H, "preprocessing_name") + S.message());
+  // Every named preprocessing crops or resizes to the output size (TF-slim
+  // passes the network's image size); "none" is meant to leave the pixels
+  // as stored, so a size that differs points at the wrong model or dataset
+  // rather than at a wanted resize.
+  if (Kind == data::PreprocessKind::None && Spec.Height &&
+      (Spec.Height != Height || Spec.Width != Width))
+    return Status::error(
+        where(H, "dataset_name") + "the records hold " +
+        std::to_string(Spec.Height) + "x" + std::to_string(Spec.Width) +
+        " images but the model's images " + shapeText(ImageShape) + " are " +
+        std::to_string(Height) + "x" + std::to_string(Width) +
+        " and preprocessing none keeps the size; set preprocessing_name "
+        "(lenet crops or pads, inception, vgg and cifarnet crop and resize)");
+
+  Source->NumClasses = H.getInt("num_classes");
+  if (Spec.NumClasses > Source->NumClasses)
+    return Status::error(where(H, "num_classes") + "dataset " + Spec.Name +
+                         " has " + std::to_string(Spec.NumClasses) +
+                         " classes, more than the model's");
+
+  if (Status S = listTrainFiles(H, Source->Files); !S.ok())
+    return S;
+  if (H.isSet("num_sample_per_epoch")) {
+    Source->SamplesPerEpoch = H.getInt("num_sample_per_epoch");
+  } else {
+    if (Status S = countRecords(Source->Files, Source->SamplesPerEpoch);
+        !S.ok())
+      return S;
+    Source->Counted = true;
+  }
+
+  Source->BatchSize = ImageShape[0];
+  Source->DatasetName = Spec.Name;
+  Source->Preprocessing = data::preprocessingName(Kind);
+  Options.Files = Source->Files;
+  // One worker until the trainer runs distributed.
+  Options.Rank = 0;
+  Options.WorldSize = 1;
+  Options.BatchSize = static_cast<int>(ImageShape[0]);
+  Options.Shape.Height = Height;
+  Options.Shape.Width = Width;
+  Options.Shape.Channels = Channels;
+  Options.Shape.Order = data::Layout::NCHW;
+  Options.Preprocess = Kind;
+  Options.Training = true;
+  // The compiled step has a static batch.
+  Options.DropRemainder = true;
+  Options.NumThreads = static_cast<int>(H.getInt("num_preprocessing_threads"));
+  Options.NumParallelBatches =
+      static_cast<int>(H.getInt("num_parallel_batches"));
+  Options.PrefetchBatches = static_cast<int>(H.getInt("prefetch_buffer_size"));
+  Options.ShuffleBufferSize = static_cast<int>(H.getInt("shuffle_buffer_size"));
+  Options.UseCaching = H.getBool("datasets_use_caching");
+  Options.NumEpochs = static_cast<int>(H.getInt("num_epochs"));
+  Options.Seed = static_cast<uint64_t>(H.getInt("seed"));
+
+  Status Err;
+  Source->Input = data::Pipeline::create(Options, Err);
+  if (!Source->Input)
+    return Err;
+  Out = std::move(Source);
+  return Status::success();
+}
+
+Status TFRecordDataSource::next(float *Images, int64_t *Labels,
+                                bool &EndOfData) {
+  data::BatchView View;
+  EndOfData = false;
+  if (Status S = Input->acquire(View); !S.ok())
+    return S;
+  if (View.Size == 0) {
+    EndOfData = true;
+    return Status::success();
+  }
+  // A spec without num_classes leaves labels unchecked, and a label out of
+  // range would index past the logits in the loss.
+  for (int I = 0; I < View.Size; ++I)
+    if (View.Labels[I] < 0 || View.Labels[I] >= NumClasses) {
+      Status S = Status::error(
+          "data: batch " + std::to_string(View.Index) + ", sample " +
+          std::to_string(I) + ": label " + std::to_string(View.Labels[I]) +
+          " is outside [0, " + std::to_string(NumClasses) +
+          ") (num_classes); check the spec's label_offset and num_classes");
+      Input->release(View);
+      return S;
+    }
+  std::memcpy(Images, View.Images, Input->sampleBytes() * View.Size);
+  std::copy(View.Labels, View.Labels + View.Size, Labels);
+  Input->release(View);
+  return Status::success();
+}
+
+std::string TFRecordDataSource::describe() const {
+  const data::OutputShape &Shape = Input->shape();
+  return DatasetName + ": " + std::to_string(Files.size()) + " file" +
+         (Files.size() == 1 ? "" : "s") + ", " +
+         std::to_string(SamplesPerEpoch) +
+         (Counted ? " records" : " samples per epoch (num_sample_per_epoch)") +
+         ", preprocessing " + Preprocessing + ", images " +
+         std::to_string(Shape.Channels) + "x" + std::to_string(Shape.Height) +
+         "x" + std::to_string(Shape.Width) + " (CHW)";
+}
+
+} // namespace fastnn::trainer

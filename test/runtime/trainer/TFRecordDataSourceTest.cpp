@@ -1,0 +1,316 @@
+//===- TFRecordDataSourceTest.cpp - train.bin's TFRecord input ------------===//
+//
+// A tiny MNIST-like set written with fastnn_data's writer: 64 grayscale 28x28
+// PNG records in FastNN's schema whose first pixel is the record's number,
+// so that every batch value can be traced back to its record.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/trainer/TFRecordDataSource.h"
+#include "fastnn/data/Example.h"
+#include "fastnn/data/Image.h"
+#include "fastnn/data/RecordIO.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace fastnn;
+using namespace fastnn::trainer;
+
+namespace {
+
+constexpr int NumRecords = 64, Side = 28, Batch = 16;
+
+uint8_t pixel(int Record, int Index) {
+  return Index == 0 ? static_cast<uint8_t>(Record)
+                    : static_cast<uint8_t>((Record * 7 + Index * 3) & 255);
+}
+
+void writeFile(const std::string &Path, int First, int Step,
+               data::Compression Comp = data::Compression::None) {
+  data::Status Err;
+  auto Writer = data::RecordWriter::open(Path, Comp, Err);
+  ASSERT_TRUE(Writer) << Err.message();
+  for (int R = First; R < NumRecords; R += Step) {
+    std::vector<uint8_t> Pixels(Side * Side);
+    for (int I = 0; I < Side * Side; ++I)
+      Pixels[I] = pixel(R, I);
+    std::string Png;
+    ASSERT_TRUE(data::encodePng(Pixels.data(), Side, Side, 1, Png).ok());
+    ASSERT_TRUE(
+        Writer->write(data::makeImageExample(Png, "png", R % 10, Side, Side))
+            .ok());
+  }
+  ASSERT_TRUE(Writer->close().ok());
+}
+
+class TFRecordDataSourceTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string Template = ::testing::TempDir() + "tfrecord_source_XXXXXX";
+    ASSERT_TRUE(mkdtemp(Template.data()));
+    Dir = Template;
+    // Records alternate between the two training shards; the test split
+    // beside them must not be read.
+    writeFile(Dir + "/tiny-train-00000-of-00002.tfrecord", 0, 2);
+    writeFile(Dir + "/tiny-train-00001-of-00002.tfrecord", 1, 2);
+    writeFile(Dir + "/tiny-test-00000-of-00001.tfrecord", 0, 8);
+    std::ofstream(Dir + "/README.txt") << "not a record file\n";
+  }
+  void TearDown() override { std::filesystem::remove_all(Dir); }
+
+  Hparams hparams(const std::string &Extra = "") {
+    Hparams H;
+    std::string Text = "dataset_name=mnist\ndataset_dir=" + Dir +
+                       "\npreprocessing_name=lenet\nnum_classes=10\n"
+                       "num_epochs=2\nseed=7\nshuffle_buffer_size=64\n"
+                       "num_preprocessing_threads=3\nprefetch_buffer_size=2\n"
+                       "num_parallel_batches=2\n";
+    // Extra lines replace the defaults above key by key.
+    std::string Merged;
+    size_t Begin = 0;
+    while (Begin < Text.size()) {
+      size_t End = Text.find('\n', Begin);
+      std::string Line = Text.substr(Begin, End - Begin);
+      std::string Key = Line.substr(0, Line.find('='));
+      if (("\n" + Extra).find("\n" + Key + "=") == std::string::npos)
+        Merged += Line + "\n";
+      Begin = End + 1;
+    }
+    EXPECT_TRUE(H.parseText(Merged + Extra, "test.txt").ok());
+    return H;
+  }
+
+  std::unique_ptr<TFRecordDataSource> create(const Hparams &H,
+                                             std::vector<int64_t> Shape = {
+                                                 Batch, 1, Side, Side}) {
+    std::unique_ptr<TFRecordDataSource> Source;
+    Status S = TFRecordDataSource::create(H, Shape, Source);
+    EXPECT_TRUE(S.ok()) << S.message();
+    return Source;
+  }
+
+  std::string createError(const Hparams &H,
+                          std::vector<int64_t> Shape = {Batch, 1, Side, Side}) {
+    std::unique_ptr<TFRecordDataSource> Source;
+    Status S = TFRecordDataSource::create(H, Shape, Source);
+    EXPECT_FALSE(S.ok());
+    return S.message();
+  }
+
+  struct Pulled {
+    std::vector<std::vector<float>> Images;
+    std::vector<std::vector<int64_t>> Labels;
+  };
+
+  /// Every batch until the end of the data.
+  static Pulled pullAll(DataSource &Source, size_t Elements) {
+    Pulled P;
+    for (;;) {
+      std::vector<float> Images(Batch * Elements);
+      std::vector<int64_t> Labels(Batch);
+      bool End = false;
+      Status S = Source.next(Images.data(), Labels.data(), End);
+      EXPECT_TRUE(S.ok()) << S.message();
+      if (!S.ok() || End || P.Images.size() > 100)
+        return P;
+      P.Images.push_back(std::move(Images));
+      P.Labels.push_back(std::move(Labels));
+    }
+  }
+
+  std::string Dir;
+};
+
+TEST_F(TFRecordDataSourceTest, ListsTheTrainingSplit) {
+  std::vector<std::string> Files;
+  ASSERT_TRUE(listTrainFiles(hparams(), Files).ok());
+  EXPECT_EQ(Files, (std::vector<std::string>{
+                       Dir + "/tiny-train-00000-of-00002.tfrecord",
+                       Dir + "/tiny-train-00001-of-00002.tfrecord"}));
+
+  ASSERT_TRUE(listTrainFiles(hparams("dataset_dir=file://" + Dir +
+                                     "\ntrain_files=tiny-test-00000-of-"
+                                     "00001.tfrecord, " +
+                                     Dir +
+                                     "/tiny-train-00000-of-00002."
+                                     "tfrecord\n"),
+                             Files)
+                  .ok());
+  EXPECT_EQ(Files, (std::vector<std::string>{
+                       Dir + "/tiny-test-00000-of-00001.tfrecord",
+                       Dir + "/tiny-train-00000-of-00002.tfrecord"}));
+
+  Status Missing =
+      listTrainFiles(hparams("train_files=nope.tfrecord\n"), Files);
+  ASSERT_FALSE(Missing.ok());
+  EXPECT_NE(Missing.message().find("test.txt:"), std::string::npos);
+  EXPECT_NE(Missing.message().find("nope.tfrecord"), std::string::npos);
+
+  std::filesystem::create_directory(Dir + "/empty");
+  Status Empty =
+      listTrainFiles(hparams("dataset_dir=" + Dir + "/empty\n"), Files);
+  ASSERT_FALSE(Empty.ok());
+  EXPECT_NE(Empty.message().find("no *.tfrecord*"), std::string::npos);
+
+  EXPECT_FALSE(
+      listTrainFiles(hparams("dataset_dir=oss://bucket/x\n"), Files).ok());
+}
+
+TEST_F(TFRecordDataSourceTest, CountsRecords) {
+  int64_t Count = 0;
+  ASSERT_TRUE(countRecords({Dir + "/tiny-train-00000-of-00002.tfrecord",
+                            Dir + "/tiny-train-00001-of-00002.tfrecord"},
+                           Count)
+                  .ok());
+  EXPECT_EQ(Count, NumRecords);
+
+  writeFile(Dir + "/gz.tfrecord", 0, 4, data::Compression::Gzip);
+  ASSERT_TRUE(countRecords({Dir + "/gz.tfrecord"}, Count).ok());
+  EXPECT_EQ(Count, NumRecords / 4);
+
+  // A file cut inside its last record.
+  std::string Cut = Dir + "/tiny-test-00000-of-00001.tfrecord";
+  std::filesystem::resize_file(Cut, std::filesystem::file_size(Cut) - 10);
+  Status S = countRecords({Cut}, Count);
+  ASSERT_FALSE(S.ok());
+  EXPECT_NE(S.message().find(Cut + ": byte offset "), std::string::npos)
+      << S.message();
+}
+
+TEST_F(TFRecordDataSourceTest, TwoEpochsThenEndOfData) {
+  std::unique_ptr<TFRecordDataSource> Source = create(hparams());
+  ASSERT_TRUE(Source);
+  EXPECT_EQ(Source->samplesPerEpoch(), NumRecords);
+  EXPECT_NE(Source->describe().find("2 files, 64 records, preprocessing "
+                                    "lenet, images 1x28x28"),
+            std::string::npos)
+      << Source->describe();
+
+  Pulled P = pullAll(*Source, Side * Side);
+  ASSERT_EQ(P.Images.size(), 2u * NumRecords / Batch);
+  std::vector<std::vector<int>> EpochRecords(2);
+  for (size_t B = 0; B < P.Images.size(); ++B)
+    for (int S = 0; S < Batch; ++S) {
+      const float *Image = P.Images[B].data() + S * Side * Side;
+      // lenet preprocessing: (pixel - 128) / 128, exact in float.
+      int Record = static_cast<int>(std::lround(Image[0] * 128 + 128));
+      ASSERT_GE(Record, 0);
+      ASSERT_LT(Record, NumRecords);
+      EXPECT_EQ(P.Labels[B][S], Record % 10);
+      for (int I = 0; I < Side * Side; ++I) {
+        ASSERT_GE(Image[I], -1.0f);
+        ASSERT_LT(Image[I], 1.0f);
+        ASSERT_EQ(Image[I], (pixel(Record, I) - 128.0f) / 128.0f)
+            << "record " << Record << " pixel " << I;
+      }
+      EpochRecords[B / (NumRecords / Batch)].push_back(Record);
+    }
+  std::vector<int> All(NumRecords);
+  for (int R = 0; R < NumRecords; ++R)
+    All[R] = R;
+  for (std::vector<int> &Epoch : EpochRecords) {
+    // Shuffled, yet every record exactly once per epoch.
+    EXPECT_NE(Epoch, All);
+    std::sort(Epoch.begin(), Epoch.end());
+    EXPECT_EQ(Epoch, All);
+  }
+
+  // The end stays the end.
+  std::vector<float> Images(Batch * Side * Side);
+  std::vector<int64_t> Labels(Batch);
+  bool End = false;
+  ASSERT_TRUE(Source->next(Images.data(), Labels.data(), End).ok());
+  EXPECT_TRUE(End);
+  EXPECT_EQ(Source->stats().Samples, 2u * NumRecords);
+}
+
+TEST_F(TFRecordDataSourceTest, SeedDecidesTheStream) {
+  Pulled A = pullAll(*create(hparams()), Side * Side);
+  Pulled B =
+      pullAll(*create(hparams("num_preprocessing_threads=1\n")), Side * Side);
+  Pulled C = pullAll(*create(hparams("seed=8\n")), Side * Side);
+  EXPECT_EQ(A.Images, B.Images);
+  EXPECT_EQ(A.Labels, B.Labels);
+  EXPECT_NE(A.Labels, C.Labels);
+}
+
+TEST_F(TFRecordDataSourceTest, NoPreprocessingScalesToUnitRange) {
+  Pulled P = pullAll(*create(hparams("preprocessing_name=none\nnum_epochs=1\n"
+                                     "num_sample_per_epoch=1000\n")),
+                     Side * Side);
+  ASSERT_EQ(P.Images.size(), size_t(NumRecords / Batch));
+  for (const std::vector<float> &Images : P.Images)
+    for (float V : Images) {
+      ASSERT_GE(V, 0.0f);
+      ASSERT_LE(V, 1.0f);
+    }
+}
+
+TEST_F(TFRecordDataSourceTest, GivenEpochSizeIsNotCounted) {
+  std::unique_ptr<TFRecordDataSource> Source =
+      create(hparams("num_sample_per_epoch=1000\n"));
+  EXPECT_EQ(Source->samplesPerEpoch(), 1000);
+}
+
+TEST_F(TFRecordDataSourceTest, ShapeMismatchesAreErrors) {
+  std::string Channels = createError(hparams(), {Batch, 3, Side, Side});
+  EXPECT_NE(Channels.find("1-channel images but the model's images [16, 3, "
+                          "28, 28]"),
+            std::string::npos)
+      << Channels;
+  std::string Size =
+      createError(hparams("preprocessing_name=none\n"), {Batch, 1, 32, 32});
+  EXPECT_NE(Size.find("28x28 images but the model's images [16, 1, 32, 32]"),
+            std::string::npos)
+      << Size;
+  std::string Layout = createError(hparams(), {Batch, Side, Side, 1});
+  EXPECT_NE(Layout.find("not NCHW"), std::string::npos) << Layout;
+
+  // lenet's crop-or-pad adapts the size: padding lands at -1.
+  std::unique_ptr<TFRecordDataSource> Padded =
+      create(hparams(), {Batch, 1, 32, 32});
+  ASSERT_TRUE(Padded);
+  std::vector<float> Images(Batch * 32 * 32);
+  std::vector<int64_t> Labels(Batch);
+  bool End = true;
+  ASSERT_TRUE(Padded->next(Images.data(), Labels.data(), End).ok());
+  EXPECT_FALSE(End);
+}
+
+TEST_F(TFRecordDataSourceTest, ConfigurationErrorsNameTheKey) {
+  std::string Classes = createError(hparams("num_classes=5\n"));
+  EXPECT_NE(Classes.find("test.txt:"), std::string::npos) << Classes;
+  EXPECT_NE(Classes.find("num_classes=5"), std::string::npos) << Classes;
+  std::string Spec = createError(hparams("dataset_name=imagenet\n"));
+  EXPECT_NE(Spec.find("dataset_name=imagenet"), std::string::npos) << Spec;
+  std::string NoDir = createError(hparams("dataset_dir=" + Dir + "/none\n"));
+  EXPECT_NE(NoDir.find("/none"), std::string::npos) << NoDir;
+}
+
+TEST_F(TFRecordDataSourceTest, LabelsBeyondNumClassesStop) {
+  // A user spec without num_classes leaves the labels to the trainer.
+  std::ofstream(Dir + "/digits.spec") << "name = digits\nheight = 28\n"
+                                         "width = 28\nchannels = 1\n";
+  std::unique_ptr<TFRecordDataSource> Source =
+      create(hparams("dataset_name=" + Dir +
+                     "/digits.spec\nnum_classes=5\n"
+                     "shuffle_buffer_size=0\n"));
+  ASSERT_TRUE(Source);
+  std::vector<float> Images(Batch * Side * Side);
+  std::vector<int64_t> Labels(Batch);
+  bool End = false;
+  Status S = Source->next(Images.data(), Labels.data(), End);
+  ASSERT_FALSE(S.ok());
+  EXPECT_NE(S.message().find("is outside [0, 5)"), std::string::npos)
+      << S.message();
+}
+
+} // namespace
