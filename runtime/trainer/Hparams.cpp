@@ -112,9 +112,8 @@ Status parseHparamValue(const HparamSpec &Spec, const std::string &RawValue,
   // --print-config writes for them). Lower-case none stays a value of string
   // keys: preprocessing_name=none asks for no preprocessing, while unset it
   // follows model_name.
-  if (!Spec.Default &&
-      (Value == "None" || Value.empty() ||
-       (Value == "none" && Spec.Type != HparamType::String)))
+  if (!Spec.Default && (Value == "None" || Value.empty() ||
+                        (Value == "none" && Spec.Type != HparamType::String)))
     return Status::success();
   if (Value.empty())
     return Status::error(Prefix + "expects a value");
