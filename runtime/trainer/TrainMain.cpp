@@ -281,9 +281,15 @@ int main(int argc, char **argv) {
   std::unique_ptr<DataSource> Source;
   std::string SourceLine = "mock data";
   if (H.getString("dataset_name") == "mock") {
+    // num_sample_per_epoch sizes the mock dataset (one batch of it is the
+    // fixed batch of an overfitting check); otherwise a default pool.
+    int64_t PoolBatches =
+        H.isSet("num_sample_per_epoch")
+            ? std::max<int64_t>(1, H.getInt("num_sample_per_epoch") / BatchSize)
+            : MockDataSource::DefaultPoolBatches;
     Source = std::make_unique<MockDataSource>(
         BatchSize, SampleElements, H.getInt("num_classes"),
-        static_cast<uint64_t>(H.getInt("seed")));
+        static_cast<uint64_t>(H.getInt("seed")), PoolBatches);
   } else {
     std::unique_ptr<TFRecordDataSource> Records;
     Status SourceStatus =

@@ -40,8 +40,10 @@ class MockDataSource : public DataSource {
 public:
   /// The pool holds up to MaxPoolBatches batches and no more than
   /// MaxPoolBytes of images (at least one batch).
+  static constexpr int64_t DefaultPoolBatches = 16;
+
   MockDataSource(int64_t BatchSize, int64_t SampleElements, int64_t NumClasses,
-                 uint64_t Seed, int64_t MaxPoolBatches = 16,
+                 uint64_t Seed, int64_t MaxPoolBatches = DefaultPoolBatches,
                  int64_t MaxPoolBytes = int64_t(64) << 20);
 
   Status next(float *Images, int64_t *Labels, bool &EndOfData) override;
