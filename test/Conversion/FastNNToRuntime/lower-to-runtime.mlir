@@ -98,3 +98,19 @@ func.func @forward(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %i: tensor<2xi64>) 
   %g = fastnn.gather %a, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x2xf32>
   return %p, %s, %g : tensor<4x4xf32>, tensor<2x2xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// Offsets past what a GEP constant index holds (large models' arenas pass
+// 2 GiB) are 64-bit values.
+
+// CHECK: llvm.mlir.constant(4800000000 : i64) : i64
+fastnn.parameter @big0 trainable = dense<1.0> : tensor<600000000xf32>
+fastnn.parameter @big1 trainable = dense<2.0> : tensor<600000000xf32>
+func.func @forward(%x: tensor<600000000xf32>) -> tensor<600000000xf32> {
+  %a = fastnn.param @big0 : tensor<600000000xf32>
+  %b = fastnn.param @big1 : tensor<600000000xf32>
+  %s = fastnn.add %a, %b : (tensor<600000000xf32>, tensor<600000000xf32>) -> tensor<600000000xf32>
+  %y = fastnn.add %s, %x : (tensor<600000000xf32>, tensor<600000000xf32>) -> tensor<600000000xf32>
+  return %y : tensor<600000000xf32>
+}

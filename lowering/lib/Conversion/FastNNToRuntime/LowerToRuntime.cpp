@@ -62,11 +62,20 @@ RunEmitter::RunEmitter(ModuleOp module, const ArenaLayout &layout,
           .getResult(0);
 }
 
+Value arenaPointer(OpBuilder &builder, Location loc, Value arena,
+                   int64_t offset) {
+  MLIRContext *context = builder.getContext();
+  // A value index: GEP's constant indices hold 32 bits at most, and arenas
+  // of large models pass 2 GiB.
+  Value index = LLVM::ConstantOp::create(builder, loc,
+                                         IntegerType::get(context, 64), offset);
+  return LLVM::GEPOp::create(builder, loc, LLVM::LLVMPointerType::get(context),
+                             IntegerType::get(context, 8), arena,
+                             ArrayRef<LLVM::GEPArg>{index});
+}
+
 Value RunEmitter::pointer(Location loc, Value value) {
-  auto ptrType = LLVM::LLVMPointerType::get(module.getContext());
-  return LLVM::GEPOp::create(runBuilder, loc, ptrType,
-                             IntegerType::get(module.getContext(), 8), runArena,
-                             ArrayRef<LLVM::GEPArg>{layout.offsetOf(value)});
+  return arenaPointer(runBuilder, loc, runArena, layout.offsetOf(value));
 }
 
 Value RunEmitter::pointerIfUsed(Location loc, Value value) {
@@ -213,9 +222,8 @@ struct LowerToRuntimePass
           initialValueGlobal(globals, op.getLoc(), value, initIndex++);
       Value source =
           LLVM::AddressOfOp::create(initBuilder, op.getLoc(), global);
-      Value target = LLVM::GEPOp::create(
-          initBuilder, op.getLoc(), ptrType, IntegerType::get(context, 8),
-          initArena, ArrayRef<LLVM::GEPArg>{layout.offsetOf(op.getResult(0))});
+      Value target = arenaPointer(initBuilder, op.getLoc(), initArena,
+                                  layout.offsetOf(op.getResult(0)));
       Value bytes = LLVM::ConstantOp::create(
           initBuilder, op.getLoc(), i64,
           tensorBytes(cast<RankedTensorType>(op.getResult(0).getType())));

@@ -48,6 +48,10 @@ void appendShape(llvm::SmallVectorImpl<int64_t> &words, mlir::Value value);
 void appendDouble(llvm::SmallVectorImpl<int64_t> &words, double value);
 int64_t dtypeOf(mlir::Value value);
 
+/// `arena + offset` as an i8 GEP.
+mlir::Value arenaPointer(mlir::OpBuilder &builder, mlir::Location loc,
+                         mlir::Value arena, int64_t offset);
+
 /// Decides fusion and aliasing, then plans offsets for `forward`.
 ArenaLayout planArena(mlir::func::FuncOp forward);
 
