@@ -18,6 +18,17 @@ if [ ${#missing[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# libopenblas0-pthread is only the benchmarks' fast BLAS for PyTorch (loaded
+# through LD_LIBRARY_PATH); keep the system's default BLAS/LAPACK the
+# reference ones its installation would otherwise replace.
+for pair in libblas.so.3:blas liblapack.so.3:lapack; do
+  lib=${pair%%:*}
+  ref=/usr/lib/x86_64-linux-gnu/${pair##*:}/$lib
+  if [ -e "$ref" ]; then
+    update-alternatives --set "$lib-x86_64-linux-gnu" "$ref" >/dev/null
+  fi
+done
+
 if [ -s "$root/scripts/requirements.txt" ]; then
   if [ ! -x "$root/.venv/bin/python" ]; then
     /usr/bin/python3 -m venv --system-site-packages "$root/.venv"
