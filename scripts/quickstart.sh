@@ -1,14 +1,24 @@
 #!/usr/bin/env bash
-# The main job: installs and builds fastnn, exports a zoo model (lenet for
-# Fashion-MNIST), compiles it with fastnnc and prints a summary of its IR.
+# The main job: installs and builds fastnn, converts Debian's Fashion-MNIST to
+# TFRecords, exports LeNet from the model zoo, compiles its training step
+# with fastnnc and trains it for one epoch with train.bin
+# (configs/fashion_mnist_lenet.txt).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-model=${FASTNN_MODEL:-lenet}
 bash "$root/scripts/install-deps.sh"
 bash "$root/scripts/build.sh"
 out="$root/out"
+data="$out/fashion-mnist"
+config="$root/configs/fashion_mnist_lenet.txt"
 mkdir -p "$out"
-/usr/bin/python3 "$root/tools/zoo/export.py" --model "$model" -o "$out/$model.onnx"
-"$root/build/bin/fastnnc" "$out/$model.onnx" --batch-size=64 --emit=mlir -o "$out/$model.mlir"
-"$root/build/bin/fastnnc" "$out/$model.onnx" --batch-size=64 --emit=summary
-echo "fastnn IR written to out/$model.mlir (inspect or transform it with build/bin/fastnnc-opt)"
+if [ ! -f "$data/.complete" ]; then
+  rm -rf "$data"
+  "$root/build/tools/fastnn-data/fastnn-data" convert --format=idx \
+    --input=/usr/share/datasets/fashion-mnist --output="$data" \
+    --name=fashion-mnist --shards=4 --no-progress
+  touch "$data/.complete"
+fi
+/usr/bin/python3 "$root/tools/zoo/export.py" --model lenet -o "$out/lenet.onnx"
+"$root/build/bin/fastnnc" "$out/lenet.onnx" --emit=summary
+"$root/build/bin/fastnnc" "$out/lenet.onnx" -o "$out/train.bin" --hparams "$config"
+"$out/train.bin" --hparams "$config" --dataset_dir="$data"
