@@ -19,6 +19,6 @@ if [ ! -f "$data/.complete" ]; then
   touch "$data/.complete"
 fi
 /usr/bin/python3 "$root/tools/zoo/export.py" --model lenet -o "$out/lenet.onnx"
-"$root/build/bin/fastnnc" "$out/lenet.onnx" --emit=summary
+"$root/build/bin/fastnnc" "$out/lenet.onnx" --batch-size=64 --emit=summary
 "$root/build/bin/fastnnc" "$out/lenet.onnx" -o "$out/train.bin" --hparams "$config"
 "$out/train.bin" --hparams "$config" --dataset_dir="$data"
