@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fastnn/runtime/ModelTables.h"
 #include "fastnn/runtime/model.h"
 #include "fastnn/trainer/DataSource.h"
 #include "fastnn/trainer/Hparams.h"
@@ -30,20 +31,7 @@
 namespace {
 
 using namespace fastnn::trainer;
-
-struct TensorRecord {
-  int64_t Kind, Dtype;
-  std::vector<int64_t> Shape;
-  int64_t Offset;
-  std::string Name;
-
-  int64_t numElements() const {
-    int64_t N = 1;
-    for (int64_t D : Shape)
-      N *= D;
-    return N;
-  }
-};
+using fastnn::runtime::TensorRecord;
 
 /// Prints every line of Message as its own error line and exits with 1.
 [[noreturn]] void fail(const std::string &Message) {
@@ -52,23 +40,6 @@ struct TensorRecord {
   while (std::getline(Lines, Line))
     std::fprintf(stderr, "train.bin: error: %s\n", Line.c_str());
   std::exit(1);
-}
-
-/// fnn_model_io and fnn_model_state share one record layout.
-std::vector<TensorRecord> readRecords(const int64_t *Table, const char *Names) {
-  std::vector<TensorRecord> Records;
-  const int64_t *Words = Table + 1;
-  for (int64_t I = 0; I < Table[0]; ++I, Words += FNN_IO_RECORD_WORDS) {
-    TensorRecord Record;
-    Record.Kind = Words[0];
-    Record.Dtype = Words[1];
-    Record.Shape.assign(Words + 3, Words + 3 + Words[2]);
-    Record.Offset = Words[3 + FNN_MAX_RANK];
-    Record.Name.assign(Names + Words[4 + FNN_MAX_RANK],
-                       static_cast<size_t>(Words[5 + FNN_MAX_RANK]));
-    Records.push_back(Record);
-  }
-  return Records;
 }
 
 std::string shapeText(const std::vector<int64_t> &Shape) {
@@ -82,11 +53,11 @@ const TensorRecord &findTensor(const std::vector<TensorRecord> &Records,
                                int64_t Kind, const char *Name,
                                std::initializer_list<int64_t> Dtypes) {
   for (const TensorRecord &Record : Records)
-    if (Record.Kind == Kind && Record.Name == Name) {
-      if (std::find(Dtypes.begin(), Dtypes.end(), Record.Dtype) == Dtypes.end())
+    if (Record.kind == Kind && Record.name == Name) {
+      if (std::find(Dtypes.begin(), Dtypes.end(), Record.dtype) == Dtypes.end())
         fail(std::string("the model's ") + Name +
              " has an element type the trainer does not handle (dtype " +
-             std::to_string(Record.Dtype) + ")");
+             std::to_string(Record.dtype) + ")");
       return Record;
     }
   fail(std::string("the model has no ") +
@@ -139,17 +110,17 @@ uint16_t toBfloat16(float Value) {
 void storeBatch(const TensorRecord &ImagesRecord,
                 const TensorRecord &LabelsRecord, const float *Images,
                 const int64_t *Labels, unsigned char *Arena) {
-  unsigned char *ImagesOut = Arena + ImagesRecord.Offset;
-  if (ImagesRecord.Dtype != FNN_F32) {
+  unsigned char *ImagesOut = Arena + ImagesRecord.offset;
+  if (ImagesRecord.dtype != FNN_F32) {
     int64_t N = ImagesRecord.numElements();
     auto *Out = reinterpret_cast<uint16_t *>(ImagesOut);
     for (int64_t I = 0; I < N; ++I)
-      Out[I] = ImagesRecord.Dtype == FNN_F16 ? toHalf(Images[I])
+      Out[I] = ImagesRecord.dtype == FNN_F16 ? toHalf(Images[I])
                                              : toBfloat16(Images[I]);
   }
-  unsigned char *LabelsOut = Arena + LabelsRecord.Offset;
+  unsigned char *LabelsOut = Arena + LabelsRecord.offset;
   int64_t Batch = LabelsRecord.numElements();
-  if (LabelsRecord.Dtype != FNN_I64) {
+  if (LabelsRecord.dtype != FNN_I64) {
     auto *Out = reinterpret_cast<int32_t *>(LabelsOut);
     for (int64_t I = 0; I < Batch; ++I)
       Out[I] = static_cast<int32_t>(Labels[I]);
@@ -177,12 +148,12 @@ void printModelStatistics(const std::vector<TensorRecord> &State) {
   int64_t Trainable = 0, Total = 0;
   for (const TensorRecord &Record : State) {
     const char *Role =
-        Record.Kind >= 0 && Record.Kind <= 2 ? Roles[Record.Kind] : "other";
-    std::printf("  %-9s %s, %s, %lld\n", Role, Record.Name.c_str(),
-                shapeText(Record.Shape).c_str(),
+        Record.kind >= 0 && Record.kind <= 2 ? Roles[Record.kind] : "other";
+    std::printf("  %-9s %s, %s, %lld\n", Role, Record.name.c_str(),
+                shapeText(Record.shape).c_str(),
                 static_cast<long long>(Record.numElements()));
     Total += Record.numElements();
-    if (Record.Kind == FNN_STATE_TRAINABLE)
+    if (Record.kind == FNN_STATE_TRAINABLE)
       Trainable += Record.numElements();
   }
   std::printf("Total trainable elements: %lld (all state: %lld)\n",
@@ -236,9 +207,10 @@ int main(int argc, char **argv) {
   if (!Errors.empty())
     fail(Errors);
 
-  std::vector<TensorRecord> Io = readRecords(fnn_model_io, fnn_model_io_names);
-  std::vector<TensorRecord> State =
-      readRecords(fnn_model_state, fnn_model_state_names);
+  std::vector<TensorRecord> Io =
+      fastnn::runtime::readTensorRecords(fnn_model_io, fnn_model_io_names);
+  std::vector<TensorRecord> State = fastnn::runtime::readTensorRecords(
+      fnn_model_state, fnn_model_state_names);
   const TensorRecord &ImagesIn =
       findTensor(Io, FNN_IO_INPUT, "images", {FNN_F32, FNN_F16, FNN_BF16});
   const TensorRecord &LabelsIn =
@@ -252,18 +224,18 @@ int main(int argc, char **argv) {
       findTensor(Io, FNN_IO_OUTPUT, "top1", {FNN_F32});
   const TensorRecord &Top5Out =
       findTensor(Io, FNN_IO_OUTPUT, "top5", {FNN_F32});
-  if (ImagesIn.Shape.empty() || LabelsIn.Shape.size() != 1 ||
-      LabelsIn.Shape[0] != ImagesIn.Shape[0])
-    fail("the model's images " + shapeText(ImagesIn.Shape) + " and labels " +
-         shapeText(LabelsIn.Shape) + " do not share a batch dimension");
+  if (ImagesIn.shape.empty() || LabelsIn.shape.size() != 1 ||
+      LabelsIn.shape[0] != ImagesIn.shape[0])
+    fail("the model's images " + shapeText(ImagesIn.shape) + " and labels " +
+         shapeText(LabelsIn.shape) + " do not share a batch dimension");
   // The images' batch dimension is the compiled batch_size even when the
   // configuration does not list it.
-  int64_t BatchSize = ImagesIn.Shape[0];
+  int64_t BatchSize = ImagesIn.shape[0];
   if (H.origin("batch_size") == "compiled configuration" &&
       H.getInt("batch_size") != BatchSize)
     fail("the model is inconsistent: compiled with batch_size=" +
          H.text("batch_size") + " but its images are " +
-         shapeText(ImagesIn.Shape));
+         shapeText(ImagesIn.shape));
   Status BatchStatus =
       H.applyCompiled("batch_size=" + std::to_string(BatchSize));
   if (!BatchStatus.ok())
@@ -293,7 +265,7 @@ int main(int argc, char **argv) {
   } else {
     std::unique_ptr<TFRecordDataSource> Records;
     Status SourceStatus =
-        TFRecordDataSource::create(H, ImagesIn.Shape, Records);
+        TFRecordDataSource::create(H, ImagesIn.shape, Records);
     if (!SourceStatus.ok())
       fail(SourceStatus.message());
     SourceLine = Records->describe();
@@ -353,13 +325,13 @@ int main(int argc, char **argv) {
   // arena; other element types are staged here and converted.
   std::vector<float> StagedImages;
   std::vector<int64_t> StagedLabels;
-  float *Images = reinterpret_cast<float *>(Arena + ImagesIn.Offset);
-  int64_t *Labels = reinterpret_cast<int64_t *>(Arena + LabelsIn.Offset);
-  if (ImagesIn.Dtype != FNN_F32) {
+  float *Images = reinterpret_cast<float *>(Arena + ImagesIn.offset);
+  int64_t *Labels = reinterpret_cast<int64_t *>(Arena + LabelsIn.offset);
+  if (ImagesIn.dtype != FNN_F32) {
     StagedImages.resize(static_cast<size_t>(ImagesIn.numElements()));
     Images = StagedImages.data();
   }
-  if (LabelsIn.Dtype != FNN_I64) {
+  if (LabelsIn.dtype != FNN_I64) {
     StagedLabels.resize(static_cast<size_t>(BatchSize));
     Labels = StagedLabels.data();
   }
@@ -381,17 +353,17 @@ int main(int argc, char **argv) {
       break;
     storeBatch(ImagesIn, LabelsIn, Images, Labels, Arena);
     float Rate = static_cast<float>(Schedule.at(Step));
-    std::memcpy(Arena + RateIn.Offset, &Rate, sizeof(Rate));
-    std::memcpy(Arena + StepIn.Offset, &Step, sizeof(Step));
+    std::memcpy(Arena + RateIn.offset, &Rate, sizeof(Rate));
+    std::memcpy(Arena + StepIn.offset, &Step, sizeof(Step));
     fnn_model_run(Arena);
     fnn_device_synchronize(Device);
     ++Steps;
     ++WindowSteps;
 
     float Loss, Top1, Top5;
-    std::memcpy(&Loss, Arena + LossOut.Offset, sizeof(Loss));
-    std::memcpy(&Top1, Arena + Top1Out.Offset, sizeof(Top1));
-    std::memcpy(&Top5, Arena + Top5Out.Offset, sizeof(Top5));
+    std::memcpy(&Loss, Arena + LossOut.offset, sizeof(Loss));
+    std::memcpy(&Top1, Arena + Top1Out.offset, sizeof(Top1));
+    std::memcpy(&Top5, Arena + Top5Out.offset, sizeof(Top5));
     if (!std::isfinite(Loss))
       fail("step " + std::to_string(Step) + ": the loss is " +
            (std::isnan(Loss) ? "nan" : "infinite") + " at learning rate " +
