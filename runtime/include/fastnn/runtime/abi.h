@@ -98,6 +98,32 @@ void fnn_device_synchronize(fnn_device *device);
 const char *fnn_last_error(void);
 
 /*===----------------------------------------------------------------------===*
+ * Tracing: spans of the compiled step for timelines
+ *===----------------------------------------------------------------------===*/
+
+/* Generated code brackets the work of each op (a kernel call or a fused
+ * loop nest) with fnn_trace_begin/fnn_trace_end; name is a constant string
+ * ("conv2d conv1/Conv2D"). While tracing is off these return at once; while
+ * on, the CPU runtime timestamps them on the calling thread (the CUDA one
+ * will record events on the compute stream). Spans do not nest. */
+void fnn_trace_begin(const char *name);
+void fnn_trace_end(void);
+
+typedef struct fnn_trace_span {
+  const char *name;
+  int64_t start_ns, end_ns; /* fnn_trace_now_ns's clock */
+} fnn_trace_span;
+
+/* Turns recording on (non-zero) or off; turning it on drops spans that were
+ * not collected. Not to be called while a step runs. */
+void fnn_trace_enable(int64_t on);
+/* The monotonic clock the spans use, so callers can add their own. */
+int64_t fnn_trace_now_ns(void);
+/* Moves up to capacity recorded spans, oldest first, into spans and returns
+ * how many; the rest stay for the next call. */
+int64_t fnn_trace_collect(fnn_trace_span *spans, int64_t capacity);
+
+/*===----------------------------------------------------------------------===*
  * Kernels: created once at init, run every step
  *===----------------------------------------------------------------------===*/
 

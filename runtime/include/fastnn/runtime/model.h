@@ -60,6 +60,31 @@ void fnn_model_run(void *arena);
 /* Destroys the kernels fnn_model_init created. */
 void fnn_model_release(void);
 
+/* A train.bin also holds the evaluation step, compiled from the same
+ * forward graph into its own arena with inference semantics (batch norm
+ * uses its running statistics, dropout is off). Inputs "images" and
+ * "labels" as in training; outputs, one value per sample: "loss" (float
+ * [batch], softmax cross-entropy of the logits), "top1" and "top5" (float
+ * [batch], 1 where the label is among the k largest logits, else 0), so a
+ * caller can count a last partial batch exactly. Its state records list the
+ * trainable parameters and statistics under the training model's names and
+ * shapes; the trainer copies them in before evaluating. The symbols follow
+ * the fnn_model_* ones with the prefix fnn_eval. */
+extern const int64_t fnn_eval_arena_bytes;
+extern const int64_t fnn_eval_io[];
+extern const char fnn_eval_io_names[];
+extern const int64_t fnn_eval_state[];
+extern const char fnn_eval_state_names[];
+int64_t fnn_eval_init(fnn_device *device, void *arena);
+void fnn_eval_run(void *arena);
+void fnn_eval_release(void);
+
+/* The ONNX model train.bin was compiled from (a serialized ModelProto, with
+ * external data inlined and the data of the initializers that became state
+ * left out), for train.bin --export-onnx to refill from the arena. */
+extern const int64_t fnn_model_onnx_bytes;
+extern const char fnn_model_onnx[];
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
