@@ -1,9 +1,9 @@
 //===- BuildTrainStep.cpp - the fastnn-build-train-step pass --------------===//
 
-#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+#include "StepBuilder.h"
+
 #include "fastnn/Transforms/Passes.h"
 
-#include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace fastnn {
@@ -16,31 +16,15 @@ using namespace mlir::fastnn;
 
 namespace {
 
-RankedTensorType typeOf(Value value) {
-  return cast<RankedTensorType>(value.getType());
-}
-
-Value scalar(OpBuilder &b, Location loc, double value) {
-  auto type = RankedTensorType::get({}, b.getF32Type());
-  return ConstantOp::create(
-      b, loc, DenseElementsAttr::get(type, b.getF32FloatAttr(value)));
-}
-
-template <typename OpT>
-Value binary(OpBuilder &b, Location loc, Value l, Value r) {
-  return OpT::create(b, loc, ValueRange{l, r}).getResult();
-}
-
-/// Sum of every element, as a scalar.
-Value sumAll(OpBuilder &b, Location loc, Value value) {
-  RankedTensorType type = typeOf(value);
-  SmallVector<int64_t> axes;
-  for (int64_t d = 0; d < type.getRank(); ++d)
-    axes.push_back(d);
-  return ReduceSumOp::create(b, loc,
-                             RankedTensorType::get({}, type.getElementType()),
-                             value, b.getDenseI64ArrayAttr(axes), UnitAttr());
-}
+using ::fastnn::step::asLogits;
+using ::fastnn::step::binary;
+using ::fastnn::step::finishStep;
+using ::fastnn::step::labelLogProbabilities;
+using ::fastnn::step::lookupForward;
+using ::fastnn::step::scalar;
+using ::fastnn::step::sumAll;
+using ::fastnn::step::topKHits;
+using ::fastnn::step::typeOf;
 
 std::optional<Optimizer> parseOptimizer(StringRef name) {
   return symbolizeOptimizer(name);
@@ -55,68 +39,35 @@ struct BuildTrainStepPass
       signalPassFailure();
   }
 
-  /// The classifier's logits as [N, C] (1x1 spatial dimensions of
-  /// convolutional heads are dropped).
-  FailureOr<Value> asLogits(OpBuilder &b, Location loc, Value value,
-                            int64_t batch, Operation *where) {
-    RankedTensorType type = typeOf(value);
-    if (!type.getElementType().isF32())
-      return where->emitError("training expects float32 logits, got ") << type;
-    if (type.getRank() < 2 || type.getDimSize(0) != batch ||
-        type.getNumElements() != batch * type.getDimSize(1))
-      return where->emitError("expects logits of shape [batch, classes], got ")
-             << type;
-    if (type.getRank() == 2)
-      return value;
-    return ReshapeOp::create(b, loc, type.clone({batch, type.getDimSize(1)}),
-                             value)
-        .getResult();
-  }
-
   /// Mean softmax cross-entropy of `logits` [N, C] against class indices.
   Value crossEntropy(OpBuilder &b, Location loc, Value logits, Value labels) {
-    RankedTensorType type = typeOf(logits);
-    Value logProbabilities = LogSoftmaxOp::create(b, loc, logits, 1);
-    Value oneHot = OneHotOp::create(b, loc, type, labels);
     Value picked =
-        sumAll(b, loc, binary<MulOp>(b, loc, oneHot, logProbabilities));
+        sumAll(b, loc, labelLogProbabilities(b, loc, logits, labels));
     return binary<MulOp>(b, loc, picked,
-                         scalar(b, loc, -1.0 / type.getDimSize(0)));
+                         scalar(b, loc, -1.0 / typeOf(logits).getDimSize(0)));
   }
 
-  Value accuracy(OpBuilder &b, Location loc, Value logits, Value labels,
-                 int64_t k) {
-    RankedTensorType type = typeOf(logits);
-    auto hitsType = RankedTensorType::get({type.getDimSize(0)}, b.getF32Type());
-    Value hits = InTopKOp::create(b, loc, hitsType, logits, labels,
-                                  b.getI64IntegerAttr(k));
+  /// The batch's mean of per-sample hits.
+  Value mean(OpBuilder &b, Location loc, Value hits) {
     return ReduceMeanOp::create(b, loc,
                                 RankedTensorType::get({}, b.getF32Type()), hits,
                                 b.getDenseI64ArrayAttr({0}), UnitAttr());
   }
 
   LogicalResult build(ModuleOp module) {
-    auto forward = module.lookupSymbol<func::FuncOp>("forward");
-    if (!forward)
-      return module.emitError("no function @forward to train");
+    FailureOr<func::FuncOp> found = lookupForward(module, "train", "training");
+    if (failed(found))
+      return failure();
+    func::FuncOp forward = *found;
     std::optional<Optimizer> rule = parseOptimizer(optimizer);
     if (!rule)
       return module.emitError("unknown optimizer '")
              << optimizer
              << "' (adadelta, adagrad, adam, ftrl, momentum, "
                 "sgd, rmsprop, adamweightdecay)";
-    if (forward.getNumArguments() != 1)
-      return forward.emitError("training expects a model with one input "
-                               "(the images), got ")
-             << forward.getNumArguments();
     Block &body = forward.front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
-    if (ret.getNumOperands() < 1 || ret.getNumOperands() > 2)
-      return forward.emitError("training expects the logits (and optionally "
-                               "auxiliary logits) as outputs, got ")
-             << ret.getNumOperands() << " outputs";
-    MLIRContext *context = module.getContext();
-    OpBuilder b(context);
+    OpBuilder b(module.getContext());
     Location loc = forward.getLoc();
     int64_t batch = typeOf(body.getArgument(0)).getDimSize(0);
 
@@ -133,25 +84,27 @@ struct BuildTrainStepPass
     if (failed(useTrainingForms(b, body, symbols, step, stateUpdates)))
       return failure();
 
-    // Loss and metrics.
+    // Loss and metrics; the loss's ops are named for timelines and errors.
     b.setInsertionPoint(ret);
-    FailureOr<Value> logits = asLogits(b, loc, ret.getOperand(0), batch, ret);
+    Location lossLoc = NameLoc::get(b.getStringAttr("loss"), loc);
+    FailureOr<Value> logits =
+        asLogits(b, lossLoc, ret.getOperand(0), batch, ret);
     if (failed(logits))
       return failure();
-    Value loss = crossEntropy(b, loc, *logits, labels);
+    Value loss = crossEntropy(b, lossLoc, *logits, labels);
     if (ret.getNumOperands() == 2) {
-      FailureOr<Value> aux = asLogits(b, loc, ret.getOperand(1), batch, ret);
+      FailureOr<Value> aux =
+          asLogits(b, lossLoc, ret.getOperand(1), batch, ret);
       if (failed(aux))
         return failure();
-      loss = binary<AddOp>(b, loc, loss,
-                           binary<MulOp>(b, loc,
-                                         crossEntropy(b, loc, *aux, labels),
-                                         scalar(b, loc, auxLossWeight)));
+      loss = binary<AddOp>(b, lossLoc, loss,
+                           binary<MulOp>(b, lossLoc,
+                                         crossEntropy(b, lossLoc, *aux, labels),
+                                         scalar(b, lossLoc, auxLossWeight)));
     }
-    int64_t classes = typeOf(*logits).getDimSize(1);
-    Value top1 = accuracy(b, loc, *logits, labels, 1);
-    Value top5 =
-        accuracy(b, loc, *logits, labels, std::min<int64_t>(5, classes));
+    auto hits = topKHits(b, loc, *logits, labels);
+    Value top1 = mean(b, hits.top1.getLoc(), hits.top1);
+    Value top5 = mean(b, hits.top5.getLoc(), hits.top5);
 
     // Trainable parameters, and which of them are weights that decay.
     llvm::SetVector<Value> trainable;
@@ -220,22 +173,9 @@ struct BuildTrainStepPass
       if (failed(applyOptimizer(b, symbols, *rule, p, g, learningRate, step)))
         return failure();
 
-    func::ReturnOp::create(b, ret.getLoc(), ValueRange{loss, top1, top5});
-    ret.erase();
-
-    forward.setName("train_step");
-    auto scalarF32 = RankedTensorType::get({}, b.getF32Type());
-    forward.setType(FunctionType::get(context, body.getArgumentTypes(),
-                                      {scalarF32, scalarF32, scalarF32}));
-    // The trainer finds its inputs by these names, whatever the exporter
-    // called the images.
-    StringRef argNames[] = {"images", "labels", "learning_rate", "step"};
-    for (auto [i, name] : llvm::enumerate(argNames))
-      forward.setArgAttr(i, "fastnn.name", b.getStringAttr(name));
-    StringRef resultNames[] = {"loss", "top1", "top5"};
-    forward.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
-    for (auto [i, name] : llvm::enumerate(resultNames))
-      forward.setResultAttr(i, "fastnn.name", b.getStringAttr(name));
+    finishStep(forward, ret, "train_step", {loss, top1, top5},
+               {"images", "labels", "learning_rate", "step"},
+               {"loss", "top1", "top5"});
     return success();
   }
 

@@ -16,6 +16,7 @@
 // CHECK: llvm.call @fnn_conv2d_forward
 // CHECK-NOT: linalg.generic
 // CHECK: llvm.call @fnn_matmul_forward
+// CHECK-NEXT: llvm.call @fnn_trace_end()
 // CHECK-NEXT: return
 // CHECK: func.func @fnn_model_release(
 // CHECK-COUNT-2: llvm.call @fnn_kernel_destroy

@@ -79,4 +79,46 @@ def FastNNBuildTrainStep : Pass<"fastnn-build-train-step", "mlir::ModuleOp"> {
   ];
 }
 
+def FastNNBuildEvalStep : Pass<"fastnn-build-eval-step", "mlir::ModuleOp"> {
+  let summary = "Turn an imported forward function into one evaluation step";
+  let description = [{
+    Accepts what `fastnn-build-train-step` accepts: `@forward` taking the
+    images and returning the logits (and, for inception models, auxiliary
+    logits, which evaluation ignores). Rewrites it into
+    `@eval_step(images, labels) -> (loss, top1, top5)` where every result
+    has one value per sample, so that a caller can count a last partial
+    batch exactly:
+
+    - `loss`: the softmax cross-entropy of the sample's logits against its
+      label, computed in float32 (half-precision logits are widened);
+    - `top1`, `top5`: 1.0 where the label is among the 1 (5) largest logits,
+      else 0.0, as tf.nn.in_top_k; with fewer than 5 classes top5 counts all
+      of them, as in the training step.
+
+    The forward graph keeps its inference semantics: batch norm normalises
+    with the running statistics and dropout is the identity. Nothing is
+    differentiated and no parameter is written; ops and parameters that
+    only fed the auxiliary logits are removed. Arguments and results are
+    named (`fastnn.name`) "images", "labels", "loss", "top1" and "top5".
+
+    Before:
+    ```mlir
+    func.func @forward(%images: tensor<8x1x28x28xf32>) -> tensor<8x10xf32>
+    ```
+    After:
+    ```mlir
+    func.func @eval_step(%images: tensor<8x1x28x28xf32>, %labels: tensor<8xi64>)
+        -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) {
+      ...forward...
+      %p = fastnn.log_softmax %logits ...
+      %loss = fastnn.neg (fastnn.reduce_sum (one_hot(%labels) * %p) axes [1])
+      %top1 = fastnn.in_top_k %logits, %labels {k = 1}
+      %top5 = fastnn.in_top_k %logits, %labels {k = 5}
+      return %loss, %top1, %top5
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::fastnn::FastNNDialect"];
+}
+
 #endif // FASTNN_TRANSFORMS_PASSES_TD

@@ -9,21 +9,35 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
   let summary = "Lower a fastnn model to runtime kernel calls and loops over "
                 "one statically planned arena";
   let description = [{
-    Accepts a module of `fastnn.parameter`s and one function (`@forward`) of
-    fastnn ops with static shapes, with inference semantics (batch norm uses
-    its statistics, dropout is the identity). Produces the symbols that
-    runtime/include/fastnn/runtime/model.h declares:
+    Accepts a module of `fastnn.parameter`s and one function (`@forward`,
+    or the `entry` option's; e.g. `@train_step`, `@eval_step`) of fastnn
+    ops with static shapes (`batch_norm` normalises with its statistics and
+    `dropout` is the identity; training uses their `_train` forms). Produces
+    the symbols that runtime/include/fastnn/runtime/model.h declares, named
+    after the `symbol-prefix` option (default `fnn_model`; `fnn_eval` for
+    the evaluation step train.bin also holds):
 
-    - `fnn_model_init(device, arena)`: copies every parameter's and
+    - `<prefix>_init(device, arena)`: copies every parameter's and
       constant's initial value (embedded as constant globals) into the arena
       and creates one runtime kernel per conv, pool, batch norm, LRN, matmul,
       softmax and reduction through the ABI of runtime/.../abi.h, from
       descriptors emitted as constant globals; returns -1 if one fails.
-    - `fnn_model_run(arena)`: calls each kernel's `*_forward` with pointers
+      With `initialize-state=false` the parameters are left to the caller
+      (the evaluation step's come from the training arena), so their values
+      are not embedded a second time.
+    - `<prefix>_run(arena)`: calls each kernel's `*_forward` with pointers
       at compile-time arena offsets, and computes elementwise, cast and
       data-movement ops as `linalg` loops over `memref.view`s of the arena.
-    - `fnn_model_release()` and the metadata `fnn_model_arena_bytes`,
-      `fnn_model_io`, `fnn_model_io_names`.
+      The work of every op (a kernel call or a loop nest) is bracketed by
+      `fnn_trace_begin("<op> <location name>")` and `fnn_trace_end()`, the
+      spans of timelines; they return at once while tracing is off.
+    - `<prefix>_release()` and the metadata `<prefix>_arena_bytes`,
+      `<prefix>_io`, `<prefix>_io_names`, `<prefix>_state`,
+      `<prefix>_state_names` and `<prefix>_config`.
+
+    Every other global (descriptors, initial values, the kernel table, span
+    names) has internal linkage, so objects lowered with different prefixes
+    link into one executable.
 
     Buffers get offsets from a liveness-based plan (greedy by size), so
     activations whose lifetimes do not overlap share memory; reshapes,
@@ -50,7 +64,9 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
       ...
     }
     func.func @fnn_model_run(%arena: !llvm.ptr) {
+      llvm.call @fnn_trace_begin(%name) : (!llvm.ptr) -> ()  // "conv2d conv1"
       llvm.call @fnn_conv2d_forward(%k, %x, %w, %null, %out) : ...
+      llvm.call @fnn_trace_end() : () -> ()
       return
     }
     ```
@@ -64,7 +80,13 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
   ];
   let options = [
     Option<"entryName", "entry", "std::string", /*default=*/"\"forward\"",
-           "Name of the model function to lower">
+           "Name of the model function to lower">,
+    Option<"symbolPrefix", "symbol-prefix", "std::string",
+           /*default=*/"\"fnn_model\"",
+           "Prefix of the exported symbols (<prefix>_init, _run, ...)">,
+    Option<"initializeState", "initialize-state", "bool", /*default=*/"true",
+           "Embed the parameters' initial values and copy them into the "
+           "arena at init (false: the caller fills the state)">
   ];
 }
 

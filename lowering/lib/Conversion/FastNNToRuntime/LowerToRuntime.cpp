@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/Path.h"
 
 namespace fastnn {
 #define GEN_PASS_DEF_FASTNNLOWERTORUNTIME
@@ -87,6 +88,55 @@ Value RunEmitter::nullPointer(Location loc) {
                               LLVM::LLVMPointerType::get(module.getContext()));
 }
 
+namespace {
+
+/// What a timeline shows of a location: the ONNX node name the importer
+/// attached, else the file and line.
+std::string locationName(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    for (Location part : fused.getLocations())
+      if (isa<NameLoc>(part))
+        return locationName(part);
+    return fused.getLocations().empty()
+               ? ""
+               : locationName(fused.getLocations().front());
+  }
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return locationName(callSite.getCallee());
+  if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+    std::string text = llvm::sys::path::filename(file.getFilename()).str();
+    if (file.getLine() > 0)
+      text += ":" + std::to_string(file.getLine());
+    return text;
+  }
+  return "";
+}
+
+} // namespace
+
+Value RunEmitter::traceName(Operation *op) {
+  MLIRContext *context = module.getContext();
+  std::string name = op->getName().stripDialect().str();
+  std::string where = locationName(op->getLoc());
+  if (!where.empty())
+    name += " " + where;
+  LLVM::GlobalOp &global = traceNames[name];
+  if (!global) {
+    OpBuilder globals(module.getBodyRegion());
+    globals.setInsertionPointToStart(module.getBody());
+    std::string text = name + '\0';
+    global = LLVM::GlobalOp::create(
+        globals, op->getLoc(),
+        LLVM::LLVMArrayType::get(IntegerType::get(context, 8), text.size()),
+        /*isConstant=*/true, LLVM::Linkage::Internal,
+        "fnn_trace_name_" + std::to_string(traceNames.size() - 1),
+        StringAttr::get(context, text));
+  }
+  return LLVM::AddressOfOp::create(runBuilder, op->getLoc(), global);
+}
+
 LogicalResult RunEmitter::lower(Operation *op) {
   // Views of another buffer, and epilogues fused into their producer.
   if (op->getNumResults() == 1 && layout.aliasOf.count(op->getResult(0)))
@@ -94,6 +144,12 @@ LogicalResult RunEmitter::lower(Operation *op) {
   // Written once at init.
   if (isa<ParamOp, ConstantOp, func::ReturnOp>(op))
     return success();
+  MLIRContext *context = module.getContext();
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  auto voidType = LLVM::LLVMVoidType::get(context);
+  LLVM::CallOp::create(runBuilder, op->getLoc(),
+                       runtimeFunction("fnn_trace_begin", voidType, {ptrType}),
+                       ValueRange{traceName(op)});
   int64_t firstKernel = kernelCount;
   LogicalResult lowered = success();
   if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp, LRNOp, MatMulOp,
@@ -107,6 +163,9 @@ LogicalResult RunEmitter::lower(Operation *op) {
     lowered = lowerLoopOp(op);
   if (kernelCount > firstKernel)
     kernelOf[op] = firstKernel;
+  LLVM::CallOp::create(runBuilder, op->getLoc(),
+                       runtimeFunction("fnn_trace_end", voidType, {}),
+                       ValueRange{});
   return lowered;
 }
 
@@ -189,11 +248,11 @@ struct LowerToRuntimePass
     globals.setInsertionPointToStart(module.getBody());
     SymbolTable symbols(module);
 
-    // fnn_model_init(device, arena) -> i64 and fnn_model_run(arena).
+    // <prefix>_init(device, arena) -> i64 and <prefix>_run(arena).
     auto init = func::FuncOp::create(
-        globals, loc, "fnn_model_init",
+        globals, loc, exported("init"),
         FunctionType::get(context, {ptrType, ptrType}, {i64}));
-    auto run = func::FuncOp::create(globals, loc, "fnn_model_run",
+    auto run = func::FuncOp::create(globals, loc, exported("run"),
                                     FunctionType::get(context, {ptrType}, {}));
     Block *initEntry = init.addEntryBlock();
     Block *initFailure = new Block();
@@ -212,9 +271,11 @@ struct LowerToRuntimePass
     int64_t initIndex = 0;
     for (Operation &op : forward.front()) {
       ElementsAttr value;
-      if (auto param = dyn_cast<ParamOp>(op))
+      if (auto param = dyn_cast<ParamOp>(op)) {
+        if (!initializeState)
+          continue;
         value = symbols.lookup<ParameterOp>(param.getName()).getInitialValue();
-      else if (auto constant = dyn_cast<ConstantOp>(op))
+      } else if (auto constant = dyn_cast<ConstantOp>(op))
         value = constant.getValue();
       else
         continue;
@@ -276,7 +337,7 @@ struct LowerToRuntimePass
   void emitRelease(OpBuilder &globals, Location loc, int64_t count) {
     MLIRContext *context = globals.getContext();
     auto ptrType = LLVM::LLVMPointerType::get(context);
-    auto release = func::FuncOp::create(globals, loc, "fnn_model_release",
+    auto release = func::FuncOp::create(globals, loc, exported("release"),
                                         FunctionType::get(context, {}, {}));
     OpBuilder b = OpBuilder::atBlockEnd(release.addEntryBlock());
     auto destroy = LLVM::LLVMFuncOp::create(
@@ -366,16 +427,22 @@ struct LowerToRuntimePass
                      StringAttr::get(context, text));
     };
     constantGlobal(
-        i64, "fnn_model_arena_bytes",
+        i64, exported("arena_bytes"),
         IntegerAttr::get(i64, std::max<int64_t>(layout.totalBytes, 1)));
-    recordsGlobal("fnn_model_io", io.records);
-    stringGlobal("fnn_model_io_names", io.names, false);
-    recordsGlobal("fnn_model_state", state.records);
-    stringGlobal("fnn_model_state_names", state.names, false);
+    recordsGlobal(exported("io"), io.records);
+    stringGlobal(exported("io_names"), io.names, false);
+    recordsGlobal(exported("state"), state.records);
+    stringGlobal(exported("state_names"), state.names, false);
     auto config =
         forward->getParentOfType<ModuleOp>()->getAttrOfType<StringAttr>(
             "fastnn.config");
-    stringGlobal("fnn_model_config", config ? config.str() : "", true);
+    stringGlobal(exported("config"), config ? config.str() : "", true);
+  }
+
+  /// The name of an exported symbol of model.h: fnn_model_run for "run"
+  /// under the default prefix.
+  std::string exported(StringRef suffix) const {
+    return symbolPrefix + "_" + suffix.str();
   }
 };
 

@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 
 namespace fastnn::lowering {
 
@@ -67,8 +68,8 @@ public:
              mlir::Value device, mlir::Value initArena, mlir::Value runArena,
              mlir::Block *initFailure);
 
-  /// Lowers one op of the forward function; ops that are pure aliases emit
-  /// nothing.
+  /// Lowers one op of the forward function inside a trace span; ops that
+  /// are pure aliases emit nothing.
   mlir::LogicalResult lower(mlir::Operation *op);
 
   int64_t numKernels() const { return kernelCount; }
@@ -93,6 +94,10 @@ private:
   mlir::LogicalResult lowerLoopOp(mlir::Operation *op);
   mlir::Value view(mlir::Location loc, mlir::Value value);
 
+  /// The span name of `op`, "<op name> <location name>", as a pointer to a
+  /// constant string (one global per distinct name).
+  mlir::Value traceName(mlir::Operation *op);
+
   mlir::Value pointer(mlir::Location loc, mlir::Value value);
   mlir::Value nullPointer(mlir::Location loc);
   mlir::LLVM::LLVMFuncOp runtimeFunction(llvm::StringRef name,
@@ -109,6 +114,7 @@ private:
   int64_t kernelCount = 0;
   /// The kernel each op was lowered to.
   llvm::DenseMap<mlir::Operation *, int64_t> kernelOf;
+  llvm::StringMap<mlir::LLVM::GlobalOp> traceNames;
 };
 
 } // namespace fastnn::lowering
