@@ -486,13 +486,28 @@ namespace fastnn {
 OwningOpRef<ModuleOp> importONNXFile(MLIRContext &context, StringRef path,
                                      const ONNXImportOptions &options) {
   context.loadDialect<FastNNDialect, func::FuncDialect>();
-  onnx::ModelProto model;
+  onnx::ModelProto model, asRead;
   if (std::string error =
-          onnx_import::loadModel(path, options.batchSize, model);
+          onnx_import::loadModel(path, options.batchSize, model,
+                                 options.exportTemplate ? &asRead : nullptr);
       !error.empty()) {
     emitError(FileLineColLoc::get(&context, path, 0, 0)) << error;
     return nullptr;
   }
-  return onnx_import::GraphImporter(context, model, path, options).run();
+  OwningOpRef<ModuleOp> module =
+      onnx_import::GraphImporter(context, model, path, options).run();
+  if (!module || !options.exportTemplate)
+    return module;
+  llvm::StringSet<> parameters;
+  for (auto parameter : module->getOps<ParameterOp>())
+    parameters.insert(parameter.getSymName());
+  if (std::string error = onnx_import::makeExportTemplate(
+          context, std::move(asRead), parameters,
+          llvm::sys::path::parent_path(path), *options.exportTemplate);
+      !error.empty()) {
+    emitError(FileLineColLoc::get(&context, path, 0, 0)) << error;
+    return nullptr;
+  }
+  return module;
 }
 } // namespace fastnn

@@ -46,9 +46,19 @@ mlir::DenseElementsAttr makeDenseAttr(mlir::RankedTensorType type,
 
 /// Reads, checks and normalises a model; returns an error message, empty on
 /// success. The batch size (when non-zero) is applied to the graph inputs
-/// before ONNX shape inference runs.
+/// before ONNX shape inference runs. `asRead`, when given, receives the
+/// checked model before any normalisation.
 std::string loadModel(llvm::StringRef path, int64_t batchSize,
-                      onnx::ModelProto &model);
+                      onnx::ModelProto &model,
+                      onnx::ModelProto *asRead = nullptr);
+
+/// Turns the model as read into ONNXImportOptions::exportTemplate: the data
+/// of initializers named in `parameters` is dropped, external data of the
+/// others is inlined. Returns an error message, empty on success.
+std::string makeExportTemplate(mlir::MLIRContext &context,
+                               onnx::ModelProto model,
+                               const llvm::StringSet<> &parameters,
+                               llvm::StringRef modelDir, std::string &out);
 
 //===----------------------------------------------------------------------===//
 // Per-node import (GraphImporter.cpp, OpImporters.cpp)

@@ -66,7 +66,7 @@ void applyBatchSize(onnx::ModelProto &model, int64_t batchSize) {
 } // namespace
 
 std::string loadModel(llvm::StringRef path, int64_t batchSize,
-                      onnx::ModelProto &model) {
+                      onnx::ModelProto &model, onnx::ModelProto *asRead) {
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
                                             /*RequiresNullTerminator=*/true);
   if (!buffer)
@@ -104,6 +104,8 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
     std::replace(message.begin(), message.end(), '\n', ' ');
     return "fails the ONNX checker: " + message;
   }
+  if (asRead)
+    *asRead = model;
   if (opset < kMinimumOpset) {
     try {
       model = onnx::version_conversion::ConvertVersion(model, kMinimumOpset);

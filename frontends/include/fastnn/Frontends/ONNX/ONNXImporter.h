@@ -28,6 +28,11 @@ struct ONNXImportOptions {
   int64_t batchSize = 0;
   /// Name of the imported function.
   std::string functionName = "forward";
+  /// When set, receives the model as read (before opset conversion and the
+  /// batch-size change), serialized, with external data inlined and the
+  /// data of the initializers that became parameters left out: what
+  /// train.bin --export-onnx refills with trained values.
+  std::string *exportTemplate = nullptr;
 };
 
 /// Imports the model at `path`; returns null after emitting a diagnostic.
