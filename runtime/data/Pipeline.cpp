@@ -55,6 +55,8 @@ struct Pipeline::Impl {
   size_t QueueBytes = 0;
   bool QueueClosed = false;
   uint64_t NextPos = 0;
+  /// Records the reader still drops before the first position (StartBatch).
+  uint64_t RecordsToSkip = 0;
   bool EndKnown = false;
   uint64_t EndPos = 0;
   uint64_t ConsumeSeq = 0;
@@ -103,6 +105,10 @@ struct Pipeline::Impl {
 
   /// Hands a record to the workers; false when the pipeline is stopping.
   bool push(Record &&R) {
+    if (RecordsToSkip > 0) {
+      --RecordsToSkip;
+      return true;
+    }
     std::unique_lock<std::mutex> L(M);
     QueueNotFull.wait(L, [&] { return halted() || Queue.size() < QueueCap; });
     if (halted())
@@ -506,6 +512,9 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineOptions &Options,
                std::to_string(O.WorldSize));
   if (O.Type != ElementType::Float32)
     return bad("only float32 batches are supported");
+  if (O.StartBatch > 0 && O.SkipCorrupt)
+    return bad("a stream cannot start at a later batch while skipping "
+               "corrupt records (a skipped record is not a position)");
   OutputShape &Sh = O.Shape;
   if (!Sh.Height)
     Sh.Height = O.Spec.Height;
@@ -577,6 +586,9 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineOptions &Options,
   }
   for (Slot &S : I->Slots)
     S.Valid.assign(O.BatchSize, 0);
+  I->RecordsToSkip = O.StartBatch * static_cast<uint64_t>(O.BatchSize);
+  I->NextPos = I->RecordsToSkip;
+  I->ConsumeSeq = I->ReleasedSeq = O.StartBatch;
 
   Impl *Raw = I.get();
   Raw->Reader = std::thread([Raw] { Raw->readerMain(); });

@@ -366,6 +366,17 @@ Status RecordWriter::write(std::string_view Record) {
   return P->deflateSome(P->Frame.data(), P->Frame.size(), Z_NO_FLUSH);
 }
 
+Status RecordWriter::flush() {
+  if (!P->F)
+    return Status::error(P->Path + ": flush after close");
+  if (P->ZInit)
+    if (Status S = P->deflateSome(nullptr, 0, Z_SYNC_FLUSH); !S.ok())
+      return S;
+  if (std::fflush(P->F) != 0)
+    return Status::error(P->Path + ": write failed: " + std::strerror(errno));
+  return Status::success();
+}
+
 Status RecordWriter::close() {
   if (!P || !P->F)
     return Status::success();

@@ -127,6 +127,42 @@ TEST(Pipeline, ShuffledAndDeterministicWithASeed) {
             std::vector<int32_t>(A.Labels.begin() + 100, A.Labels.end()));
 }
 
+TEST(Pipeline, StartBatchGivesTheTailOfTheStream) {
+  TempDir D;
+  auto Files = makeFiles(D, 4, 25);
+  PipelineOptions O = baseOptions(Files);
+  O.Preprocess = PreprocessKind::Inception; // Per-position random crops.
+  O.Shape = {8, 8, 3, Layout::NCHW};
+  O.NumEpochs = 2;
+  O.DropRemainder = true;
+  Drained All = drain(O);
+  ASSERT_EQ(All.Labels.size(), 200u);
+  const size_t Elems = 8 * 8 * 3;
+  // 25 batches an epoch: starts inside the first epoch, inside the second,
+  // at the end of the data and past it.
+  for (uint64_t Start : {3u, 37u, 50u, 60u}) {
+    O.StartBatch = Start;
+    O.NumThreads = static_cast<int>(1 + Start % 3);
+    Drained Tail = drain(O);
+    size_t First = std::min<size_t>(Start * 4, All.Labels.size());
+    EXPECT_EQ(Tail.Labels, std::vector<int32_t>(All.Labels.begin() + First,
+                                                All.Labels.end()))
+        << "start " << Start;
+    EXPECT_EQ(Tail.Pixels,
+              std::vector<float>(All.Pixels.begin() + First * Elems,
+                                 All.Pixels.end()))
+        << "start " << Start;
+  }
+  O.StartBatch = 5;
+  Status S;
+  auto P = Pipeline::create(O, S);
+  ASSERT_TRUE(P) << S.message();
+  BatchView V;
+  ASSERT_TRUE(P->acquire(V).ok());
+  EXPECT_EQ(V.Index, 5u); // Batch numbers count from the stream's start.
+  P->release(V);
+}
+
 TEST(Pipeline, NoShuffleKeepsInterleavedFileOrder) {
   TempDir D;
   auto Files = makeFiles(D, 2, 3);
@@ -350,4 +386,9 @@ TEST(Pipeline, ConfigurationErrors) {
   ASSERT_TRUE(builtinDatasetSpec("flowers", O.Spec));
   EXPECT_FALSE(Pipeline::create(O, S));
   EXPECT_NE(S.message().find("no fixed image size"), std::string::npos);
+  O = baseOptions(Files);
+  O.StartBatch = 2;
+  O.SkipCorrupt = true;
+  EXPECT_FALSE(Pipeline::create(O, S));
+  EXPECT_NE(S.message().find("skipping corrupt records"), std::string::npos);
 }

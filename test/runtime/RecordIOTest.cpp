@@ -83,6 +83,27 @@ INSTANTIATE_TEST_SUITE_P(AllCompressions, RecordRoundTrip,
                            return std::string(compressionName(Info.param));
                          });
 
+TEST_P(RecordRoundTrip, FlushMakesWholeRecordsReadable) {
+  TempDir D;
+  std::string Path = D.file("growing.tfrecord");
+  Status S;
+  auto Writer = RecordWriter::open(Path, GetParam(), S);
+  ASSERT_TRUE(Writer) << S.message();
+  ASSERT_TRUE(Writer->write("first").ok());
+  ASSERT_TRUE(Writer->write("second").ok());
+  ASSERT_TRUE(Writer->flush().ok());
+  // The writer is still open: a reader sees both records, then an end
+  // (a compressed stream that is not finished yet reads as truncated).
+  auto Reader = RecordReader::open(Path, {GetParam()}, S);
+  ASSERT_TRUE(Reader) << S.message();
+  std::string Record;
+  ASSERT_EQ(Reader->next(Record, S), RecordReader::Result::Record);
+  EXPECT_EQ(Record, "first");
+  ASSERT_EQ(Reader->next(Record, S), RecordReader::Result::Record);
+  EXPECT_EQ(Record, "second");
+  ASSERT_TRUE(Writer->close().ok());
+}
+
 TEST(RecordIO, GzipFileIsGzip) {
   TempDir D;
   writeRecords(D.file("g"), {"hello"}, Compression::Gzip);

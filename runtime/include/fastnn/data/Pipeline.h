@@ -7,7 +7,8 @@
 //
 // Positions in the batch stream are handed out in record order, and each
 // sample's random numbers derive from (seed, position), so with a seed the
-// batches are the same whatever the thread count or timing.
+// batches are the same whatever the thread count or timing, and a stream
+// started at batch N (StartBatch) is the tail of the full one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +61,11 @@ struct PipelineOptions {
   bool UseCaching = false; ///< keep the encoded records in memory after epoch 1
   int NumEpochs = 1;       ///< 0 repeats forever
   uint64_t Seed = 0;
+  /// The stream starts at this batch: the records before it are read and
+  /// shuffled as usual, so that the order after them is unchanged, but not
+  /// decoded (how a resumed run continues where it stopped). Needs
+  /// SkipCorrupt off, where a record is exactly a position.
+  uint64_t StartBatch = 0;
   /// Count and report corrupt records and undecodable samples instead of
   /// failing on the first one.
   bool SkipCorrupt = false;

@@ -81,6 +81,9 @@ public:
                                             Compression Comp, Status &Err);
   ~RecordWriter();
   Status write(std::string_view Record);
+  /// Hands everything written so far to the operating system, so that a
+  /// reader of the growing file (TensorBoard) sees whole records.
+  Status flush();
   /// Flushes and closes; the destructor closes too but cannot report errors.
   Status close();
   uint64_t recordCount() const { return Count; }
