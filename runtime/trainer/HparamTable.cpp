@@ -82,6 +82,9 @@ std::vector<HparamSpec> makeSpecs() {
       stringKey(Data, "train_files", nullptr,
                 "comma-separated TFRecord file names, e.g. "
                 "0.tfrecord,1.tfrecord"),
+      stringKey(Data, "eval_files", nullptr,
+                "comma-separated TFRecord files to evaluate on; unset: the "
+                "*test* or *validation* record files of dataset_dir"),
 
       stringKey(Prep, "preprocessing_name", nullptr,
                 "preprocessing function (none, inception, vgg, cifarnet, "
@@ -111,9 +114,11 @@ std::vector<HparamSpec> makeSpecs() {
       intKey(Model, "batch_size", "32", 1, "per-device batch per iteration",
              CT),
       stringKey(Model, "model_dir", nullptr,
-                "checkpoint directory to restore from (finetune)"),
+                "checkpoint directory to restore from (finetune); with "
+                "pretrain, the default train_dir"),
       stringKey(Model, "ckpt_file_name", nullptr,
-                "checkpoint file in model_dir to restore"),
+                "checkpoint file in model_dir to restore (finetune); unset: "
+                "model_dir's latest"),
 
       intKey(Lr, "warmup_steps", "0", 0, "steps of warm-up (0: none)"),
       enumKey(Lr, "warmup_scheme", "t2t", "t2t",
@@ -188,8 +193,17 @@ std::vector<HparamSpec> makeSpecs() {
              "training iterations per host call (loop sinking); "
              "stop_at_step and save_checkpoints_steps are multiples of it",
              CT),
+      stringKey(Loop, "train_dir", nullptr,
+                "where checkpoints, TensorBoard events and timelines go, and "
+                "whose latest checkpoint a run resumes; unset: model_dir "
+                "with pretrain, else nothing is saved"),
       intKey(Loop, "save_checkpoints_steps", "1000", 0,
              "steps between checkpoints (0: only at the end)"),
+      intKey(Loop, "keep_checkpoint_max", "5", 0,
+             "checkpoints kept in train_dir, the newest (0: all)"),
+      intKey(Loop, "eval_every_n_iters", "0", 0,
+             "evaluate every N steps and at the end (0: never during "
+             "training; train.bin --eval evaluates a checkpoint)"),
       intKey(Loop, "seed", "0", 0, "seed of the input order and mock data"),
       boolKey(Loop, "deterministic", "False",
               "bitwise-reproducible runs (ordered input, fixed reduction "

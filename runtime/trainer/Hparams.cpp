@@ -292,7 +292,8 @@ Status Hparams::validate() const {
   int64_t Loop = getInt("iterations_per_loop");
   // Loop sinking runs whole loops on the device (seed 002): the run and the
   // checkpoints can only end at a loop boundary.
-  for (const char *Key : {"stop_at_step", "save_checkpoints_steps"})
+  for (const char *Key :
+       {"stop_at_step", "save_checkpoints_steps", "eval_every_n_iters"})
     if (getInt(Key) % Loop != 0)
       Errors.push_back(origin(Key) + ": " + Key + "=" + text(Key) +
                        " is not a multiple of iterations_per_loop=" +
@@ -307,6 +308,25 @@ Status Hparams::validate() const {
                      " needs learning_rate_decay_type=exponential, not " +
                      text("learning_rate_decay_type") + " (set at " +
                      origin("learning_rate_decay_type") + ")");
+  // Finetuning restores model_dir/ckpt_file_name; pretraining restores
+  // nothing (it resumes train_dir's own checkpoint), so a checkpoint named
+  // for it would be silently ignored.
+  bool Finetune = getString("task_type") == "finetune";
+  if (Finetune && !isSet("model_dir") && !isSet("ckpt_file_name"))
+    Errors.push_back(origin("task_type") +
+                     ": task_type=finetune needs model_dir (the directory "
+                     "of the checkpoint to start from) or ckpt_file_name");
+  if (!Finetune && isSet("ckpt_file_name"))
+    Errors.push_back(origin("ckpt_file_name") +
+                     ": ckpt_file_name=" + text("ckpt_file_name") +
+                     " is only restored with task_type=finetune; pretrain "
+                     "resumes the latest checkpoint of train_dir");
+  for (const char *Key : {"train_dir", "model_dir"})
+    if (isSet(Key) && getString(Key).find("://") != std::string::npos &&
+        getString(Key).rfind("file://", 0) != 0)
+      Errors.push_back(origin(Key) + ": " + Key + "=" + text(Key) +
+                       ": only local directories and file:// URIs can be "
+                       "used");
   return Errors.empty() ? Status::success() : Status::error(joinLines(Errors));
 }
 

@@ -48,8 +48,12 @@ MockDataSource::MockDataSource(int64_t BatchSize, int64_t SampleElements,
 }
 
 Status MockDataSource::next(float *OutImages, int64_t *OutLabels,
-                            bool &EndOfData) {
-  EndOfData = false;
+                            int64_t &Size) {
+  Size = 0;
+  if (OnePass && Given == PoolBatches)
+    return Status::success();
+  ++Given;
+  Size = BatchSize;
   int64_t Batch = Next;
   Next = (Next + 1) % PoolBatches;
   std::memcpy(OutImages, Images.data() + Batch * BatchSize * SampleElements,
@@ -57,6 +61,10 @@ Status MockDataSource::next(float *OutImages, int64_t *OutLabels,
   std::memcpy(OutLabels, Labels.data() + Batch * BatchSize,
               static_cast<size_t>(BatchSize) * sizeof(int64_t));
   return Status::success();
+}
+
+void MockDataSource::skip(int64_t Batches) {
+  Next = (Next + Batches % PoolBatches) % PoolBatches;
 }
 
 int64_t MockDataSource::samplesPerEpoch() const {

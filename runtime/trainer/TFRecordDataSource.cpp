@@ -39,9 +39,24 @@ std::string where(const Hparams &H, const std::string &Key) {
   return H.origin(Key) + ": " + Key + "=" + H.text(Key) + ": ";
 }
 
-bool isTrainCandidate(const std::string &Name) {
-  return Name.find(".tfrecord") != std::string::npos ||
-         Name.rfind("train-", 0) == 0;
+bool contains(const std::string &Name, const char *Part) {
+  return Name.find(Part) != std::string::npos;
+}
+
+/// Whether a file of dataset_dir holds records of the split, and whether it
+/// is named after the split (see the header).
+bool isCandidate(InputSplit Split, const std::string &Name) {
+  if (contains(Name, ".tfrecord"))
+    return true;
+  if (Split == InputSplit::Train)
+    return Name.rfind("train-", 0) == 0;
+  return Name.rfind("test-", 0) == 0 || Name.rfind("validation-", 0) == 0;
+}
+
+bool isNamedForSplit(InputSplit Split, const std::string &Name) {
+  if (Split == InputSplit::Train)
+    return contains(Name, "train");
+  return contains(Name, "test") || contains(Name, "validation");
 }
 
 /// Counts an uncompressed file by its headers: 8-byte length, 4-byte masked
@@ -94,9 +109,12 @@ Status countUncompressed(const std::string &Path, int64_t &Count) {
   return Result;
 }
 
-} // namespace
-
-Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files) {
+/// The files of a split: FilesKey's list, or dataset_dir's files (see the
+/// header).
+Status listSplitFiles(const Hparams &H, InputSplit Split,
+                      std::vector<std::string> &Files) {
+  const std::string FilesKey =
+      Split == InputSplit::Train ? "train_files" : "eval_files";
   Files.clear();
   std::string Dir;
   if (H.isSet("dataset_dir")) {
@@ -109,8 +127,8 @@ Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files) {
                            "read");
   }
 
-  if (H.isSet("train_files")) {
-    std::string List = H.getString("train_files");
+  if (H.isSet(FilesKey)) {
+    std::string List = H.getString(FilesKey);
     size_t Begin = 0;
     while (Begin <= List.size()) {
       size_t Comma = std::min(List.find(',', Begin), List.size());
@@ -122,12 +140,12 @@ Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files) {
           Dir.empty() || Name.front() == '/' ? Name : Dir + "/" + Name;
       std::error_code Ec;
       if (!fs::is_regular_file(Path, Ec))
-        return Status::error(where(H, "train_files") + "'" + Path +
+        return Status::error(where(H, FilesKey) + "'" + Path +
                              "' is not a file");
       Files.push_back(Path);
     }
     if (Files.empty())
-      return Status::error(where(H, "train_files") + "names no file");
+      return Status::error(where(H, FilesKey) + "names no file");
     return Status::success();
   }
 
@@ -139,25 +157,40 @@ Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files) {
   fs::directory_iterator It(Dir, Ec), End;
   if (Ec)
     return Status::error(where(H, "dataset_dir") + Ec.message());
-  std::vector<std::string> Candidates, Training;
+  std::vector<std::string> Candidates, Named;
   for (; It != End; It.increment(Ec)) {
     if (Ec)
       return Status::error(where(H, "dataset_dir") + Ec.message());
     std::string Name = It->path().filename().string();
     std::error_code TypeEc;
-    if (!It->is_regular_file(TypeEc) || !isTrainCandidate(Name))
+    if (!It->is_regular_file(TypeEc) || !isCandidate(Split, Name))
       continue;
     Candidates.push_back(It->path().string());
-    if (Name.find("train") != std::string::npos)
-      Training.push_back(It->path().string());
+    if (isNamedForSplit(Split, Name))
+      Named.push_back(It->path().string());
   }
-  Files = Training.empty() ? Candidates : Training;
+  // Training falls back to every record file of an unsplit directory;
+  // evaluating on them would measure the training set.
+  Files = Named.empty() && Split == InputSplit::Train ? Candidates : Named;
   if (Files.empty())
-    return Status::error(where(H, "dataset_dir") +
-                         "no *.tfrecord* or train-* files; name them with "
-                         "train_files");
+    return Status::error(
+        where(H, "dataset_dir") +
+        (Split == InputSplit::Train
+             ? "no *.tfrecord* or train-* files; name them with train_files"
+             : "no *test* or *validation* record files to evaluate on; name "
+               "them with eval_files"));
   std::sort(Files.begin(), Files.end());
   return Status::success();
+}
+
+} // namespace
+
+Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files) {
+  return listSplitFiles(H, InputSplit::Train, Files);
+}
+
+Status listEvalFiles(const Hparams &H, std::vector<std::string> &Files) {
+  return listSplitFiles(H, InputSplit::Eval, Files);
 }
 
 Status countRecords(const std::vector<std::string> &Files, int64_t &Count) {
@@ -191,11 +224,51 @@ Status countRecords(const std::vector<std::string> &Files, int64_t &Count) {
   return Status::success();
 }
 
+Status createDataSource(const Hparams &H,
+                        const std::vector<int64_t> &ImageShape,
+                        InputSplit Split, int64_t StartBatch,
+                        std::unique_ptr<DataSource> &Out,
+                        std::string &Description) {
+  if (H.getString("dataset_name") != "mock") {
+    std::unique_ptr<TFRecordDataSource> Records;
+    if (Status S = TFRecordDataSource::create(H, ImageShape, Records, Split,
+                                              StartBatch);
+        !S.ok())
+      return S;
+    Description = Records->describe();
+    Out = std::move(Records);
+    return Status::success();
+  }
+  int64_t BatchSize = ImageShape.empty() ? 1 : ImageShape[0];
+  int64_t SampleElements = 1;
+  for (size_t I = 1; I < ImageShape.size(); ++I)
+    SampleElements *= ImageShape[I];
+  // num_sample_per_epoch sizes the mock dataset (one batch of it is the
+  // fixed batch of an overfitting check); otherwise a default pool.
+  int64_t PoolBatches =
+      H.isSet("num_sample_per_epoch")
+          ? std::max<int64_t>(1, H.getInt("num_sample_per_epoch") / BatchSize)
+          : MockDataSource::DefaultPoolBatches;
+  auto Mock = std::make_unique<MockDataSource>(
+      BatchSize, SampleElements, H.getInt("num_classes"),
+      static_cast<uint64_t>(H.getInt("seed")), PoolBatches);
+  Mock->skip(StartBatch);
+  if (Split == InputSplit::Eval)
+    Mock->endAfterOnePass();
+  Description = Split == InputSplit::Eval
+                    ? "mock data (evaluation: one pass over the pool of " +
+                          std::to_string(Mock->samplesPerEpoch()) + " samples)"
+                    : "mock data";
+  Out = std::move(Mock);
+  return Status::success();
+}
+
 TFRecordDataSource::~TFRecordDataSource() = default;
 
 Status TFRecordDataSource::create(const Hparams &H,
                                   const std::vector<int64_t> &ImageShape,
-                                  std::unique_ptr<TFRecordDataSource> &Out) {
+                                  std::unique_ptr<TFRecordDataSource> &Out,
+                                  InputSplit Split, int64_t StartBatch) {
   std::unique_ptr<TFRecordDataSource> Source(new TFRecordDataSource());
   data::PipelineOptions Options;
   const std::string &Name = H.getString("dataset_name");
@@ -245,9 +318,10 @@ Status TFRecordDataSource::create(const Hparams &H,
                          " has " + std::to_string(Spec.NumClasses) +
                          " classes, more than the model's");
 
-  if (Status S = listTrainFiles(H, Source->Files); !S.ok())
+  const bool Training = Split == InputSplit::Train;
+  if (Status S = listSplitFiles(H, Split, Source->Files); !S.ok())
     return S;
-  if (H.isSet("num_sample_per_epoch")) {
+  if (Training && H.isSet("num_sample_per_epoch")) {
     Source->SamplesPerEpoch = H.getInt("num_sample_per_epoch");
   } else {
     if (Status S = countRecords(Source->Files, Source->SamplesPerEpoch);
@@ -257,6 +331,7 @@ Status TFRecordDataSource::create(const Hparams &H,
   }
 
   Source->BatchSize = ImageShape[0];
+  Source->Split = Split;
   Source->DatasetName = Spec.Name;
   Source->Preprocessing = data::preprocessingName(Kind);
   Options.Files = Source->Files;
@@ -269,17 +344,21 @@ Status TFRecordDataSource::create(const Hparams &H,
   Options.Shape.Channels = Channels;
   Options.Shape.Order = data::Layout::NCHW;
   Options.Preprocess = Kind;
-  Options.Training = true;
-  // The compiled step has a static batch.
-  Options.DropRemainder = true;
+  Options.Training = Training;
+  // The compiled training step has a static batch; evaluation pads a last
+  // partial batch and counts only its samples.
+  Options.DropRemainder = Training;
   Options.NumThreads = static_cast<int>(H.getInt("num_preprocessing_threads"));
   Options.NumParallelBatches =
       static_cast<int>(H.getInt("num_parallel_batches"));
   Options.PrefetchBatches = static_cast<int>(H.getInt("prefetch_buffer_size"));
-  Options.ShuffleBufferSize = static_cast<int>(H.getInt("shuffle_buffer_size"));
-  Options.UseCaching = H.getBool("datasets_use_caching");
-  Options.NumEpochs = static_cast<int>(H.getInt("num_epochs"));
+  Options.ShuffleBufferSize =
+      Training ? static_cast<int>(H.getInt("shuffle_buffer_size")) : 0;
+  Options.ShuffleFiles = Training;
+  Options.UseCaching = Training && H.getBool("datasets_use_caching");
+  Options.NumEpochs = Training ? static_cast<int>(H.getInt("num_epochs")) : 1;
   Options.Seed = static_cast<uint64_t>(H.getInt("seed"));
+  Options.StartBatch = static_cast<uint64_t>(StartBatch);
 
   Status Err;
   Source->Input = data::Pipeline::create(Options, Err);
@@ -289,16 +368,13 @@ Status TFRecordDataSource::create(const Hparams &H,
   return Status::success();
 }
 
-Status TFRecordDataSource::next(float *Images, int64_t *Labels,
-                                bool &EndOfData) {
+Status TFRecordDataSource::next(float *Images, int64_t *Labels, int64_t &Size) {
   data::BatchView View;
-  EndOfData = false;
+  Size = 0;
   if (Status S = Input->acquire(View); !S.ok())
     return S;
-  if (View.Size == 0) {
-    EndOfData = true;
+  if (View.Size == 0)
     return Status::success();
-  }
   // A spec without num_classes leaves labels unchecked, and a label out of
   // range would index past the logits in the loss.
   for (int I = 0; I < View.Size; ++I)
@@ -313,13 +389,15 @@ Status TFRecordDataSource::next(float *Images, int64_t *Labels,
     }
   std::memcpy(Images, View.Images, Input->sampleBytes() * View.Size);
   std::copy(View.Labels, View.Labels + View.Size, Labels);
+  Size = View.Size;
   Input->release(View);
   return Status::success();
 }
 
 std::string TFRecordDataSource::describe() const {
   const data::OutputShape &Shape = Input->shape();
-  return DatasetName + ": " + std::to_string(Files.size()) + " file" +
+  return DatasetName + (Split == InputSplit::Eval ? " (evaluation)" : "") +
+         ": " + std::to_string(Files.size()) + " file" +
          (Files.size() == 1 ? "" : "s") + ", " +
          std::to_string(SamplesPerEpoch) +
          (Counted ? " records" : " samples per epoch (num_sample_per_epoch)") +

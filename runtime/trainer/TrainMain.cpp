@@ -344,13 +344,16 @@ int main(int argc, char **argv) {
   bool EndOfData = false;
   for (int64_t Step = 1; Step <= TrainSteps; ++Step) {
     Clock::time_point WaitStart = Clock::now();
-    Status S = Source->next(Images, Labels, EndOfData);
+    int64_t Size = 0;
+    Status S = Source->next(Images, Labels, Size);
     WindowWait +=
         std::chrono::duration<double>(Clock::now() - WaitStart).count();
     if (!S.ok())
       fail(S.message());
-    if (EndOfData)
+    if (Size == 0) {
+      EndOfData = true;
       break;
+    }
     storeBatch(ImagesIn, LabelsIn, Images, Labels, Arena);
     float Rate = static_cast<float>(Schedule.at(Step));
     std::memcpy(Arena + RateIn.offset, &Rate, sizeof(Rate));

@@ -361,6 +361,51 @@ TEST(HparamsTest, CrossKeyChecks) {
   EXPECT_TRUE(Hparams().validate().ok());
 }
 
+TEST(HparamsTest, CheckpointAndEvaluationKeys) {
+  Hparams H;
+  EXPECT_FALSE(H.isSet("train_dir"));
+  EXPECT_FALSE(H.isSet("eval_files"));
+  EXPECT_EQ(H.getInt("save_checkpoints_steps"), 1000);
+  EXPECT_EQ(H.getInt("keep_checkpoint_max"), 5);
+  EXPECT_EQ(H.getInt("eval_every_n_iters"), 0);
+  ASSERT_TRUE(H.parseText("train_dir=file:///tmp/run\nkeep_checkpoint_max=0\n"
+                          "save_checkpoints_steps=0\neval_every_n_iters=50\n"
+                          "eval_files=a-test.tfrecord,b-test.tfrecord\n"
+                          "task_type=finetune\nmodel_dir=/tmp/pretrained\n"
+                          "ckpt_file_name=model.ckpt-100\n",
+                          "good.txt")
+                  .ok());
+  EXPECT_TRUE(H.validate().ok()) << H.validate().message();
+
+  auto error = [](const std::string &Text) {
+    Hparams Bad;
+    Status S = Bad.parseText(Text, "bad.txt");
+    if (S.ok())
+      S = Bad.validate();
+    EXPECT_FALSE(S.ok()) << Text;
+    EXPECT_EQ(S.message().find('\n'), std::string::npos) << S.message();
+    return S.message();
+  };
+  EXPECT_EQ(error("keep_checkpoint_max=-1\n"),
+            "bad.txt:1: keep_checkpoint_max: -1 is out of range (expects >= "
+            "0)");
+  EXPECT_EQ(error("eval_every_n_iters=ten\n"),
+            "bad.txt:1: eval_every_n_iters: expects an integer, got 'ten'");
+  EXPECT_EQ(error("iterations_per_loop=4\nstop_at_step=100\n"
+                  "save_checkpoints_steps=100\neval_every_n_iters=10\n"),
+            "bad.txt:4: eval_every_n_iters=10 is not a multiple of "
+            "iterations_per_loop=4 (set at bad.txt:1)");
+  EXPECT_TRUE(contains(error("task_type=finetune\n"),
+                       "bad.txt:1: task_type=finetune needs model_dir"));
+  EXPECT_TRUE(contains(error("ckpt_file_name=model.ckpt-5\n"),
+                       "bad.txt:1: ckpt_file_name=model.ckpt-5 is only "
+                       "restored with task_type=finetune"));
+  EXPECT_TRUE(contains(error("train_dir=oss://bucket/run\n"),
+                       "bad.txt:1: train_dir=oss://bucket/run: only local "
+                       "directories"));
+  EXPECT_TRUE(contains(error("model_dir=hdfs://x\n"), "bad.txt:1: model_dir"));
+}
+
 TEST(HparamsTest, CompileTimeKeys) {
   std::vector<std::string> CompileTime;
   for (const HparamSpec &Spec : hparamSpecs())

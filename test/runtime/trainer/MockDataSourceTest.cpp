@@ -19,9 +19,9 @@ Batch nextBatch(DataSource &Source, int64_t BatchSize, int64_t Elements) {
   Batch B;
   B.Images.resize(BatchSize * Elements);
   B.Labels.resize(BatchSize);
-  bool End = true;
-  EXPECT_TRUE(Source.next(B.Images.data(), B.Labels.data(), End).ok());
-  EXPECT_FALSE(End);
+  int64_t Size = 0;
+  EXPECT_TRUE(Source.next(B.Images.data(), B.Labels.data(), Size).ok());
+  EXPECT_EQ(Size, BatchSize);
   return B;
 }
 
@@ -67,6 +67,34 @@ TEST(MockDataSourceTest, PoolIsReplayedInOrder) {
     EXPECT_EQ(Again.Images, First[I].Images);
     EXPECT_EQ(Again.Labels, First[I].Labels);
   }
+}
+
+TEST(MockDataSourceTest, SkipContinuesTheStream) {
+  MockDataSource Full(2, 16, 3, 5, /*MaxPoolBatches=*/3);
+  std::vector<Batch> Stream;
+  for (int I = 0; I < 8; ++I)
+    Stream.push_back(nextBatch(Full, 2, 16));
+  for (int Start : {1, 3, 5}) {
+    MockDataSource Resumed(2, 16, 3, 5, 3);
+    Resumed.skip(Start);
+    for (int I = Start; I < 8; ++I) {
+      Batch B = nextBatch(Resumed, 2, 16);
+      EXPECT_EQ(B.Images, Stream[I].Images) << Start << " " << I;
+      EXPECT_EQ(B.Labels, Stream[I].Labels) << Start << " " << I;
+    }
+  }
+}
+
+TEST(MockDataSourceTest, OnePassEndsAfterThePool) {
+  MockDataSource Source(2, 16, 3, 5, /*MaxPoolBatches=*/3);
+  Source.endAfterOnePass();
+  for (int I = 0; I < 3; ++I)
+    nextBatch(Source, 2, 16);
+  std::vector<float> Images(32);
+  std::vector<int64_t> Labels(2);
+  int64_t Size = -1;
+  ASSERT_TRUE(Source.next(Images.data(), Labels.data(), Size).ok());
+  EXPECT_EQ(Size, 0);
 }
 
 TEST(MockDataSourceTest, PoolFitsTheByteBudget) {

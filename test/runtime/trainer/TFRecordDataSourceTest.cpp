@@ -116,11 +116,13 @@ protected:
     for (;;) {
       std::vector<float> Images(Batch * Elements);
       std::vector<int64_t> Labels(Batch);
-      bool End = false;
-      Status S = Source.next(Images.data(), Labels.data(), End);
+      int64_t Size = 0;
+      Status S = Source.next(Images.data(), Labels.data(), Size);
       EXPECT_TRUE(S.ok()) << S.message();
-      if (!S.ok() || End || P.Images.size() > 100)
+      if (!S.ok() || Size == 0 || P.Images.size() > 100)
         return P;
+      Images.resize(Size * Elements);
+      Labels.resize(Size);
       P.Images.push_back(std::move(Images));
       P.Labels.push_back(std::move(Labels));
     }
@@ -162,6 +164,44 @@ TEST_F(TFRecordDataSourceTest, ListsTheTrainingSplit) {
 
   EXPECT_FALSE(
       listTrainFiles(hparams("dataset_dir=oss://bucket/x\n"), Files).ok());
+}
+
+TEST_F(TFRecordDataSourceTest, ListsTheEvaluationSplit) {
+  std::vector<std::string> Files;
+  ASSERT_TRUE(listEvalFiles(hparams(), Files).ok());
+  EXPECT_EQ(Files, (std::vector<std::string>{
+                       Dir + "/tiny-test-00000-of-00001.tfrecord"}));
+
+  ASSERT_TRUE(
+      listEvalFiles(hparams("eval_files=tiny-train-00001-of-00002.tfrecord\n"),
+                    Files)
+          .ok());
+  EXPECT_EQ(Files, (std::vector<std::string>{
+                       Dir + "/tiny-train-00001-of-00002.tfrecord"}));
+
+  // TF-slim's and ImageNet's names for the held-out split.
+  std::filesystem::create_directory(Dir + "/slim");
+  writeFile(Dir + "/slim/flowers_validation_00000-of-00001.tfrecord", 0, 8);
+  writeFile(Dir + "/slim/validation-00000-of-00001", 0, 8);
+  writeFile(Dir + "/slim/flowers_train_00000-of-00001.tfrecord", 0, 8);
+  ASSERT_TRUE(
+      listEvalFiles(hparams("dataset_dir=" + Dir + "/slim\n"), Files).ok());
+  EXPECT_EQ(Files, (std::vector<std::string>{
+                       Dir + "/slim/flowers_validation_00000-of-00001.tfrecord",
+                       Dir + "/slim/validation-00000-of-00001"}));
+
+  // A directory of training files only has nothing to evaluate on.
+  std::filesystem::create_directory(Dir + "/train-only");
+  writeFile(Dir + "/train-only/a.tfrecord", 0, 8);
+  Status S =
+      listEvalFiles(hparams("dataset_dir=" + Dir + "/train-only\n"), Files);
+  ASSERT_FALSE(S.ok());
+  EXPECT_NE(S.message().find("test.txt:"), std::string::npos) << S.message();
+  EXPECT_NE(S.message().find("eval_files"), std::string::npos) << S.message();
+  Status Missing = listEvalFiles(hparams("eval_files=nope\n"), Files);
+  ASSERT_FALSE(Missing.ok());
+  EXPECT_NE(Missing.message().find("eval_files=nope"), std::string::npos)
+      << Missing.message();
 }
 
 TEST_F(TFRecordDataSourceTest, CountsRecords) {
@@ -226,9 +266,9 @@ TEST_F(TFRecordDataSourceTest, TwoEpochsThenEndOfData) {
   // The end stays the end.
   std::vector<float> Images(Batch * Side * Side);
   std::vector<int64_t> Labels(Batch);
-  bool End = false;
-  ASSERT_TRUE(Source->next(Images.data(), Labels.data(), End).ok());
-  EXPECT_TRUE(End);
+  int64_t Size = -1;
+  ASSERT_TRUE(Source->next(Images.data(), Labels.data(), Size).ok());
+  EXPECT_EQ(Size, 0);
   EXPECT_EQ(Source->stats().Samples, 2u * NumRecords);
 }
 
@@ -240,6 +280,46 @@ TEST_F(TFRecordDataSourceTest, SeedDecidesTheStream) {
   EXPECT_EQ(A.Images, B.Images);
   EXPECT_EQ(A.Labels, B.Labels);
   EXPECT_NE(A.Labels, C.Labels);
+}
+
+TEST_F(TFRecordDataSourceTest, StartBatchContinuesTheStream) {
+  Pulled Full = pullAll(*create(hparams()), Side * Side);
+  ASSERT_EQ(Full.Images.size(), 8u);
+  // Inside the first epoch and inside the second.
+  for (int64_t Start : {3, 5}) {
+    std::unique_ptr<TFRecordDataSource> Source;
+    Status S = TFRecordDataSource::create(hparams(), {Batch, 1, Side, Side},
+                                          Source, InputSplit::Train, Start);
+    ASSERT_TRUE(S.ok()) << S.message();
+    Pulled Tail = pullAll(*Source, Side * Side);
+    EXPECT_EQ(Tail.Images, decltype(Full.Images)(Full.Images.begin() + Start,
+                                                 Full.Images.end()));
+    EXPECT_EQ(Tail.Labels, decltype(Full.Labels)(Full.Labels.begin() + Start,
+                                                 Full.Labels.end()));
+  }
+}
+
+TEST_F(TFRecordDataSourceTest, EvaluationIsOneOrderedPassWithAPartialBatch) {
+  std::unique_ptr<TFRecordDataSource> Source;
+  // Training keys do not shape the evaluation pass.
+  Status S = TFRecordDataSource::create(
+      hparams("num_epochs=3\nnum_sample_per_epoch=1000\n"),
+      {Batch, 1, Side, Side}, Source, InputSplit::Eval);
+  ASSERT_TRUE(S.ok()) << S.message();
+  EXPECT_EQ(Source->samplesPerEpoch(), NumRecords / 8);
+  EXPECT_NE(Source->describe().find("(evaluation): 1 file, 8 records"),
+            std::string::npos)
+      << Source->describe();
+  Pulled P = pullAll(*Source, Side * Side);
+  ASSERT_EQ(P.Images.size(), 1u);
+  ASSERT_EQ(P.Labels[0].size(), size_t(NumRecords / 8));
+  for (int I = 0; I < NumRecords / 8; ++I) {
+    int Record = I * 8; // The file's order.
+    EXPECT_EQ(P.Labels[0][I], Record % 10);
+    const float *Image = P.Images[0].data() + I * Side * Side;
+    for (int J = 0; J < Side * Side; ++J)
+      ASSERT_EQ(Image[J], (pixel(Record, J) - 128.0f) / 128.0f);
+  }
 }
 
 TEST_F(TFRecordDataSourceTest, NoPreprocessingScalesToUnitRange) {
@@ -280,9 +360,9 @@ TEST_F(TFRecordDataSourceTest, ShapeMismatchesAreErrors) {
   ASSERT_TRUE(Padded);
   std::vector<float> Images(Batch * 32 * 32);
   std::vector<int64_t> Labels(Batch);
-  bool End = true;
-  ASSERT_TRUE(Padded->next(Images.data(), Labels.data(), End).ok());
-  EXPECT_FALSE(End);
+  int64_t Got = 0;
+  ASSERT_TRUE(Padded->next(Images.data(), Labels.data(), Got).ok());
+  EXPECT_EQ(Got, Batch);
 }
 
 TEST_F(TFRecordDataSourceTest, ConfigurationErrorsNameTheKey) {
@@ -306,8 +386,8 @@ TEST_F(TFRecordDataSourceTest, LabelsBeyondNumClassesStop) {
   ASSERT_TRUE(Source);
   std::vector<float> Images(Batch * Side * Side);
   std::vector<int64_t> Labels(Batch);
-  bool End = false;
-  Status S = Source->next(Images.data(), Labels.data(), End);
+  int64_t Size = 0;
+  Status S = Source->next(Images.data(), Labels.data(), Size);
   ASSERT_FALSE(S.ok());
   EXPECT_NE(S.message().find("is outside [0, 5)"), std::string::npos)
       << S.message();

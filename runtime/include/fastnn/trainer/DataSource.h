@@ -21,10 +21,11 @@ using data::Status;
 class DataSource {
 public:
   virtual ~DataSource() = default;
-  /// Writes the next batch: BatchSize samples of SampleElements floats each
-  /// into Images and BatchSize class indices into Labels. EndOfData is set
-  /// (and nothing written) when the input is exhausted.
-  virtual Status next(float *Images, int64_t *Labels, bool &EndOfData) = 0;
+  /// Writes the next batch: up to BatchSize samples of SampleElements floats
+  /// each into Images and their class indices into Labels, and sets Size to
+  /// the samples written: BatchSize, fewer only for the last batch of an
+  /// evaluation pass, 0 (nothing written) when the input is exhausted.
+  virtual Status next(float *Images, int64_t *Labels, int64_t &Size) = 0;
   /// Samples in one epoch, or 0 when the source does not know.
   virtual int64_t samplesPerEpoch() const = 0;
 };
@@ -46,14 +47,20 @@ public:
                  uint64_t Seed, int64_t MaxPoolBatches = DefaultPoolBatches,
                  int64_t MaxPoolBytes = int64_t(64) << 20);
 
-  Status next(float *Images, int64_t *Labels, bool &EndOfData) override;
+  Status next(float *Images, int64_t *Labels, int64_t &Size) override;
   /// The pool: the distinct samples of one pass.
   int64_t samplesPerEpoch() const override;
   int64_t poolBatches() const { return PoolBatches; }
+  /// Continues where a stream that gave Batches batches stands (a resumed
+  /// run).
+  void skip(int64_t Batches);
+  /// Ends the stream after one pass over the pool (an evaluation pass).
+  void endAfterOnePass() { OnePass = true; }
 
 private:
   int64_t BatchSize, SampleElements, PoolBatches;
-  int64_t Next = 0;
+  int64_t Next = 0, Given = 0;
+  bool OnePass = false;
   std::vector<float> Images;
   std::vector<int64_t> Labels;
 };

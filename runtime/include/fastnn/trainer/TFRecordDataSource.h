@@ -2,15 +2,21 @@
 //
 // The DataSource of every dataset_name but mock: fastnn::data's pipeline
 // reads the files of dataset_dir, parses them with the dataset's spec,
-// decodes and preprocesses (training variant) into NCHW float32 batches of
-// the model's image shape.
+// decodes and preprocesses into NCHW float32 batches of the model's image
+// shape: the training split with the training preprocessing, shuffled, in
+// full batches over num_epochs; or the evaluation split with the evaluation
+// preprocessing, in file order, once, with a last partial batch.
 //
-// Which files: train_files, comma-separated, each relative to dataset_dir
-// unless absolute. Without train_files, the regular files of dataset_dir
-// whose names contain ".tfrecord" or start with "train-" (TF-slim's
-// "train-00000-of-01024"); when some of those names contain "train", only
-// those, so that a directory holding both splits (fastnn-data convert writes
-// NAME-train-* beside NAME-test-*) trains on the training split.
+// Which training files: train_files, comma-separated, each relative to
+// dataset_dir unless absolute. Without train_files, the regular files of
+// dataset_dir whose names contain ".tfrecord" or start with "train-"
+// (TF-slim's "train-00000-of-01024"); when some of those names contain
+// "train", only those, so that a directory holding both splits (fastnn-data
+// convert writes NAME-train-* beside NAME-test-*) trains on the training
+// split. Which evaluation files: eval_files likewise, or the files of
+// dataset_dir whose names contain ".tfrecord" or start with "test-" or
+// "validation-", and contain "test" or "validation" (NAME-test-*, TF-slim's
+// flowers_validation_*, ImageNet's validation-*).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,29 +34,48 @@
 
 namespace fastnn::trainer {
 
+enum class InputSplit { Train, Eval };
+
 /// The training files that dataset_dir and train_files name (see the file
 /// comment), sorted by name when listed from the directory. dataset_dir may
 /// be a file:// URI.
 Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files);
+/// The evaluation files that dataset_dir and eval_files name.
+Status listEvalFiles(const Hparams &H, std::vector<std::string> &Files);
 
 /// Records in the TFRecord files. Uncompressed files are walked by their
 /// record headers (each length CRC checked, the data skipped), so counting
 /// costs a seek per record; compressed ones are read through.
 Status countRecords(const std::vector<std::string> &Files, int64_t &Count);
 
+/// The source dataset_name asks for: synthetic batches (mock; its pool is
+/// also the evaluation set) or the split's TFRecords. The stream starts at
+/// batch StartBatch; Description is a line for the log.
+Status createDataSource(const Hparams &H,
+                        const std::vector<int64_t> &ImageShape,
+                        InputSplit Split, int64_t StartBatch,
+                        std::unique_ptr<DataSource> &Out,
+                        std::string &Description);
+
 class TFRecordDataSource : public DataSource {
 public:
   /// ImageShape is the model's images input, [batch, channels, height,
   /// width]; the preprocessing writes exactly that shape, so a dataset whose
   /// images have another channel count, or another size when no
-  /// preprocessing adapts it, is refused here.
+  /// preprocessing adapts it, is refused here. A training stream starts at
+  /// batch StartBatch, where a run that consumed StartBatch batches stands:
+  /// the records before it are read but not decoded.
   static Status create(const Hparams &H, const std::vector<int64_t> &ImageShape,
-                       std::unique_ptr<TFRecordDataSource> &Out);
+                       std::unique_ptr<TFRecordDataSource> &Out,
+                       InputSplit Split = InputSplit::Train,
+                       int64_t StartBatch = 0);
   ~TFRecordDataSource() override;
 
-  /// EndOfData comes after num_epochs passes (less a last partial batch).
-  Status next(float *Images, int64_t *Labels, bool &EndOfData) override;
-  /// num_sample_per_epoch when given, else the records of the files.
+  /// Training ends after num_epochs passes (less a last partial batch),
+  /// evaluation after one pass (with its last partial batch).
+  Status next(float *Images, int64_t *Labels, int64_t &Size) override;
+  /// Training: num_sample_per_epoch when given, else the records of the
+  /// files; evaluation: the records of the files.
   int64_t samplesPerEpoch() const override { return SamplesPerEpoch; }
 
   data::PipelineStats stats() const { return Input->stats(); }
@@ -65,6 +90,7 @@ private:
   std::unique_ptr<data::Pipeline> Input;
   std::vector<std::string> Files;
   std::string DatasetName, Preprocessing;
+  InputSplit Split = InputSplit::Train;
   int64_t BatchSize = 0, NumClasses = 0, SamplesPerEpoch = 0;
   bool Counted = false;
 };

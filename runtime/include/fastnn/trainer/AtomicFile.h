@@ -1,0 +1,33 @@
+//===- AtomicFile.h - Files that appear whole or not at all -----*- C++ -*-===//
+
+#ifndef FASTNN_TRAINER_ATOMICFILE_H
+#define FASTNN_TRAINER_ATOMICFILE_H
+
+#include "fastnn/data/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fastnn::trainer {
+
+using data::Status;
+
+/// The suffix of the temporary file writeFileAtomically writes first.
+inline constexpr const char *AtomicTempSuffix = ".tmp";
+
+/// Writes the concatenated Pieces to Path + AtomicTempSuffix, fsyncs it,
+/// renames it to Path and fsyncs the directory: after a crash at any point
+/// Path holds either its old content or the whole new one. CrashAfterBytes
+/// (a test hook; SIZE_MAX: never) makes the process kill itself with
+/// SIGKILL once that many bytes are written and synced.
+Status
+writeFileAtomically(const std::string &Path,
+                    const std::vector<std::pair<const void *, size_t>> &Pieces,
+                    size_t CrashAfterBytes = SIZE_MAX);
+
+} // namespace fastnn::trainer
+
+#endif // FASTNN_TRAINER_ATOMICFILE_H

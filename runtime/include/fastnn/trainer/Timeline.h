@@ -1,0 +1,46 @@
+//===- Timeline.h - Chrome-trace timelines of training steps ----*- C++ -*-===//
+//
+// profile_every_n_iters writes one timeline per profiled step: the compiled
+// step's kernel spans (fnn_trace_collect), the trainer's wait for the batch
+// and the step as a whole, as a JSON file in the Trace Event Format that
+// chrome://tracing and Perfetto (ui.perfetto.dev) open.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_TRAINER_TIMELINE_H
+#define FASTNN_TRAINER_TIMELINE_H
+
+#include "fastnn/data/Status.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace fastnn::trainer {
+
+using data::Status;
+
+struct TimelineSpan {
+  std::string Name;
+  /// "kernel", "input" or "step": the trace event's category.
+  std::string Category;
+  /// Index into the timeline's thread names (a row in the viewer).
+  int Thread = 0;
+  int64_t StartNs = 0, EndNs = 0;
+};
+
+/// The timeline as Trace Event Format JSON: a process named Title, one
+/// named thread per entry of Threads, and one complete event ("ph": "X")
+/// per span with microsecond times relative to the earliest span.
+std::string chromeTraceJson(const std::string &Title,
+                            const std::vector<std::string> &Threads,
+                            const std::vector<TimelineSpan> &Spans);
+
+/// Writes chromeTraceJson atomically to Path.
+Status writeChromeTrace(const std::string &Path, const std::string &Title,
+                        const std::vector<std::string> &Threads,
+                        const std::vector<TimelineSpan> &Spans);
+
+} // namespace fastnn::trainer
+
+#endif // FASTNN_TRAINER_TIMELINE_H

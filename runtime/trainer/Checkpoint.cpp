@@ -1,0 +1,492 @@
+//===- Checkpoint.cpp - Saving and restoring the training state -----------===//
+
+#include "fastnn/trainer/Checkpoint.h"
+#include "fastnn/trainer/AtomicFile.h"
+
+#include "fastnn/data/Crc32c.h"
+#include "fastnn/runtime/model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+namespace fastnn::trainer {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char Magic[8] = {'F', 'N', 'N', 'C', 'K', 'P', 'T', '\0'};
+constexpr size_t HeaderBytes = 48;
+constexpr const char *Prefix = "model.ckpt-";
+constexpr const char *IndexName = "checkpoint";
+
+std::string shapeText(const std::vector<int64_t> &Shape) {
+  std::string Text = "[";
+  for (size_t I = 0; I < Shape.size(); ++I)
+    Text += (I ? ", " : "") + std::to_string(Shape[I]);
+  return Text + "]";
+}
+
+const char *roleName(int64_t Role) {
+  switch (Role) {
+  case FNN_STATE_TRAINABLE:
+    return "trainable";
+  case FNN_STATE_STATISTIC:
+    return "statistic";
+  case FNN_STATE_SLOT:
+    return "slot";
+  default:
+    return "unknown";
+  }
+}
+
+template <typename T> void put(std::string &Out, T Value) {
+  Out.append(reinterpret_cast<const char *>(&Value), sizeof(Value));
+}
+
+/// Reads the payload, checking every length against the end.
+class Cursor {
+public:
+  Cursor(const unsigned char *Begin, const unsigned char *End)
+      : At(Begin), End(End) {}
+  template <typename T> bool get(T &Value) {
+    if (static_cast<size_t>(End - At) < sizeof(T))
+      return false;
+    std::memcpy(&Value, At, sizeof(T));
+    At += sizeof(T);
+    return true;
+  }
+  bool bytes(uint64_t Count, const unsigned char *&Data) {
+    if (static_cast<uint64_t>(End - At) < Count)
+      return false;
+    Data = At;
+    At += Count;
+    return true;
+  }
+  bool done() const { return At == End; }
+
+private:
+  const unsigned char *At, *End;
+};
+
+/// The step of a "model.ckpt-STEP" name, or -1.
+int64_t stepOfName(const std::string &Name) {
+  std::string P = Prefix;
+  if (Name.size() <= P.size() || Name.compare(0, P.size(), P) != 0)
+    return -1;
+  int64_t Step = 0;
+  for (size_t I = P.size(); I < Name.size(); ++I) {
+    if (Name[I] < '0' || Name[I] > '9' || Step > (INT64_MAX - 9) / 10)
+      return -1;
+    Step = Step * 10 + (Name[I] - '0');
+  }
+  return Step;
+}
+
+/// The quoted value of a `key: "value"` line of the index, or "".
+std::string quotedValue(const std::string &Line, const std::string &Key) {
+  if (Line.compare(0, Key.size() + 1, Key + ":") != 0)
+    return "";
+  size_t Open = Line.find('"', Key.size() + 1);
+  size_t Close = Line.rfind('"');
+  if (Open == std::string::npos || Close <= Open)
+    return "";
+  return Line.substr(Open + 1, Close - Open - 1);
+}
+
+std::string inDirectory(const std::string &Dir, const std::string &Name) {
+  return !Name.empty() && Name.front() == '/' ? Name : Dir + "/" + Name;
+}
+
+/// The index's entries: the latest and every kept one (oldest first, as
+/// TensorFlow writes them). Exists is false without an index.
+Status readIndex(const std::string &Dir, std::string &Latest,
+                 std::vector<std::string> &All, bool &Exists) {
+  Latest.clear();
+  All.clear();
+  std::string Path = Dir + "/" + IndexName;
+  std::error_code Ec;
+  Exists = fs::exists(Path, Ec);
+  if (!Exists)
+    return Status::success();
+  std::ifstream In(Path);
+  if (!In)
+    return Status::error(Path + ": cannot read the checkpoint index");
+  std::string Line;
+  for (int LineNo = 1; std::getline(In, Line); ++LineNo) {
+    if (Line.empty())
+      continue;
+    std::string Value = quotedValue(Line, "model_checkpoint_path");
+    if (!Value.empty()) {
+      Latest = inDirectory(Dir, Value);
+      continue;
+    }
+    Value = quotedValue(Line, "all_model_checkpoint_paths");
+    if (Value.empty())
+      return Status::error(Path + ":" + std::to_string(LineNo) +
+                           ": not a checkpoint index line (expects "
+                           "model_checkpoint_path: \"...\" or "
+                           "all_model_checkpoint_paths: \"...\"); delete "
+                           "the file to have it rebuilt from the "
+                           "directory");
+    All.push_back(inDirectory(Dir, Value));
+  }
+  if (!Latest.empty() && std::find(All.begin(), All.end(), Latest) == All.end())
+    All.push_back(Latest);
+  return Status::success();
+}
+
+Status writeIndex(const std::string &Dir, const std::string &Latest,
+                  const std::vector<std::string> &All) {
+  auto relative = [&](const std::string &Path) {
+    std::string Base = Dir + "/";
+    return Path.compare(0, Base.size(), Base) == 0 ? Path.substr(Base.size())
+                                                   : Path;
+  };
+  std::string Text = "model_checkpoint_path: \"" + relative(Latest) + "\"\n";
+  for (const std::string &Path : All)
+    Text += "all_model_checkpoint_paths: \"" + relative(Path) + "\"\n";
+  return writeFileAtomically(Dir + "/" + IndexName,
+                             {{Text.data(), Text.size()}});
+}
+
+/// The model.ckpt-STEP files of Dir by step.
+Status scanDirectory(const std::string &Dir, std::vector<std::string> &Paths) {
+  Paths.clear();
+  std::error_code Ec;
+  fs::directory_iterator It(Dir, Ec), End;
+  if (Ec)
+    return Status::error(Dir + ": " + Ec.message());
+  std::vector<std::pair<int64_t, std::string>> Found;
+  for (; It != End; It.increment(Ec)) {
+    if (Ec)
+      return Status::error(Dir + ": " + Ec.message());
+    int64_t Step = stepOfName(It->path().filename().string());
+    if (Step >= 0)
+      Found.emplace_back(Step, Dir + "/" + It->path().filename().string());
+  }
+  std::sort(Found.begin(), Found.end());
+  for (auto &[Step, Path] : Found)
+    Paths.push_back(Path);
+  return Status::success();
+}
+
+} // namespace
+
+std::vector<StateTensor>
+arenaTensors(const std::vector<runtime::TensorRecord> &State,
+             const unsigned char *Arena) {
+  std::vector<StateTensor> Tensors;
+  for (const runtime::TensorRecord &Record : State) {
+    StateTensor T;
+    T.Name = Record.name;
+    T.Role = Record.kind;
+    T.Dtype = Record.dtype;
+    T.Shape = Record.shape;
+    T.Data = Arena + Record.offset;
+    T.Bytes = static_cast<uint64_t>(Record.numElements() *
+                                    runtime::dtypeBytes(Record.dtype));
+    Tensors.push_back(std::move(T));
+  }
+  return Tensors;
+}
+
+std::string checkpointFileName(int64_t Step) {
+  return Prefix + std::to_string(Step);
+}
+
+Status writeCheckpoint(const std::string &Path, const Checkpoint &C) {
+  // Record headers go into one string; the data is written from where it
+  // lies (the arena), so a checkpoint costs no copy of the state.
+  std::vector<std::string> Heads(C.Tensors.size());
+  uint64_t PayloadBytes = 0;
+  for (size_t I = 0; I < C.Tensors.size(); ++I) {
+    const StateTensor &T = C.Tensors[I];
+    std::string &Head = Heads[I];
+    put(Head, static_cast<uint32_t>(T.Name.size()));
+    Head += T.Name;
+    put(Head, static_cast<int32_t>(T.Role));
+    put(Head, static_cast<int32_t>(T.Dtype));
+    put(Head, static_cast<uint32_t>(T.Shape.size()));
+    for (int64_t Dim : T.Shape)
+      put(Head, Dim);
+    put(Head, T.Bytes);
+    PayloadBytes += Head.size() + T.Bytes;
+  }
+  std::string Header(Magic, sizeof(Magic));
+  put(Header, Checkpoint::Version);
+  put(Header, static_cast<uint32_t>(C.Tensors.size()));
+  put(Header, C.Step);
+  put(Header, C.DataPosition);
+  put(Header, C.Seed);
+  put(Header, PayloadBytes);
+
+  std::vector<std::pair<const void *, size_t>> Pieces;
+  Pieces.emplace_back(Header.data(), Header.size());
+  uint32_t Crc = data::crc32c(Header.data(), Header.size());
+  for (size_t I = 0; I < C.Tensors.size(); ++I) {
+    Pieces.emplace_back(Heads[I].data(), Heads[I].size());
+    Pieces.emplace_back(C.Tensors[I].Data, C.Tensors[I].Bytes);
+    Crc = data::crc32cExtend(Crc, Heads[I].data(), Heads[I].size());
+    Crc = data::crc32cExtend(Crc, C.Tensors[I].Data, C.Tensors[I].Bytes);
+  }
+  Pieces.emplace_back(&Crc, sizeof(Crc));
+
+  size_t KillAfter = SIZE_MAX;
+  if (const char *Hook = std::getenv("FASTNN_TEST_KILL_IN_CHECKPOINT"))
+    if (std::to_string(C.Step) == Hook)
+      KillAfter = (Header.size() + PayloadBytes) / 2;
+  return writeFileAtomically(Path, Pieces, KillAfter);
+}
+
+Status readCheckpoint(const std::string &Path, Checkpoint &Out) {
+  Out = Checkpoint();
+  std::error_code Ec;
+  uint64_t Size = fs::file_size(Path, Ec);
+  if (Ec)
+    return Status::error(Path +
+                         ": cannot read the checkpoint: " + Ec.message());
+  std::ifstream In(Path, std::ios::binary);
+  Out.Buffer.resize(Size);
+  if (!In || !In.read(reinterpret_cast<char *>(Out.Buffer.data()),
+                      static_cast<std::streamsize>(Size)))
+    return Status::error(Path + ": cannot read the checkpoint");
+
+  const unsigned char *Begin = Out.Buffer.data();
+  if (Size < sizeof(Magic) || std::memcmp(Begin, Magic, sizeof(Magic)) != 0)
+    return Status::error(Path + ": not a fastnn checkpoint (no FNNCKPT "
+                                "header)");
+  Cursor Head(Begin + sizeof(Magic), Begin + Size);
+  uint32_t Version = 0, Count = 0;
+  uint64_t Seed = 0, PayloadBytes = 0;
+  int64_t Step = 0, Position = 0;
+  if (!Head.get(Version) || !Head.get(Count) || !Head.get(Step) ||
+      !Head.get(Position) || !Head.get(Seed) || !Head.get(PayloadBytes))
+    return Status::error(Path + ": truncated checkpoint: " +
+                         std::to_string(Size) + " bytes, less than its header");
+  if (Version != Checkpoint::Version)
+    return Status::error(Path + ": checkpoint format version " +
+                         std::to_string(Version) +
+                         "; this train.bin reads "
+                         "version " +
+                         std::to_string(Checkpoint::Version));
+  uint64_t Expected = HeaderBytes + PayloadBytes + sizeof(uint32_t);
+  if (PayloadBytes > Size || Size != Expected)
+    return Status::error(
+        Path + ": truncated or damaged checkpoint: " + std::to_string(Size) +
+        " bytes, its header says " + std::to_string(Expected));
+  uint32_t Stored;
+  std::memcpy(&Stored, Begin + Size - sizeof(Stored), sizeof(Stored));
+  if (data::crc32c(Begin, Size - sizeof(Stored)) != Stored)
+    return Status::error(Path + ": corrupt checkpoint: CRC-32C mismatch");
+
+  Out.Step = Step;
+  Out.DataPosition = Position;
+  Out.Seed = Seed;
+  Cursor Payload(Begin + HeaderBytes, Begin + HeaderBytes + PayloadBytes);
+  for (uint32_t I = 0; I < Count; ++I) {
+    StateTensor T;
+    uint32_t NameBytes = 0, Rank = 0;
+    int32_t Role = 0, Dtype = 0;
+    const unsigned char *Name = nullptr;
+    bool Ok = Payload.get(NameBytes) && Payload.bytes(NameBytes, Name) &&
+              Payload.get(Role) && Payload.get(Dtype) && Payload.get(Rank) &&
+              Rank <= FNN_MAX_RANK;
+    for (uint32_t D = 0; Ok && D < Rank; ++D) {
+      int64_t Dim = 0;
+      Ok = Payload.get(Dim) && Dim >= 0;
+      T.Shape.push_back(Dim);
+    }
+    Ok = Ok && Payload.get(T.Bytes) && Payload.bytes(T.Bytes, T.Data);
+    if (!Ok)
+      return Status::error(Path + ": corrupt checkpoint: tensor " +
+                           std::to_string(I) + " does not fit its payload");
+    T.Name.assign(reinterpret_cast<const char *>(Name), NameBytes);
+    T.Role = Role;
+    T.Dtype = Dtype;
+    int64_t Elements = 1;
+    for (int64_t Dim : T.Shape)
+      Elements *= Dim;
+    if (T.Bytes != static_cast<uint64_t>(Elements * runtime::dtypeBytes(Dtype)))
+      return Status::error(Path + ": corrupt checkpoint: tensor '" + T.Name +
+                           "' " + shapeText(T.Shape) + " holds " +
+                           std::to_string(T.Bytes) + " bytes");
+    Out.Tensors.push_back(std::move(T));
+  }
+  if (!Payload.done())
+    return Status::error(Path + ": corrupt checkpoint: bytes after the last "
+                                "tensor");
+  return Status::success();
+}
+
+Status listCheckpoints(const std::string &Dir,
+                       std::vector<std::string> &Paths) {
+  std::string Latest;
+  bool Exists = false;
+  if (Status S = readIndex(Dir, Latest, Paths, Exists); !S.ok() || Exists)
+    return S;
+  return scanDirectory(Dir, Paths);
+}
+
+Status saveCheckpoint(const std::string &Dir, const Checkpoint &C,
+                      int64_t KeepMax, std::string &Path,
+                      std::vector<std::string> &Removed) {
+  Removed.clear();
+  std::vector<std::string> Kept;
+  if (Status S = listCheckpoints(Dir, Kept); !S.ok())
+    return S;
+  Path = Dir + "/" + checkpointFileName(C.Step);
+  if (Status S = writeCheckpoint(Path, C); !S.ok())
+    return S;
+  Kept.erase(std::remove(Kept.begin(), Kept.end(), Path), Kept.end());
+  Kept.push_back(Path);
+  std::vector<std::string> Old;
+  if (KeepMax > 0 && Kept.size() > static_cast<size_t>(KeepMax)) {
+    Old.assign(Kept.begin(), Kept.end() - KeepMax);
+    Kept.erase(Kept.begin(), Kept.end() - KeepMax);
+  }
+  // The index stops naming a checkpoint before it is deleted.
+  if (Status S = writeIndex(Dir, Path, Kept); !S.ok())
+    return S;
+  for (const std::string &File : Old) {
+    std::error_code Ec;
+    if (fs::remove(File, Ec))
+      Removed.push_back(File);
+  }
+  return Status::success();
+}
+
+Status loadLatestCheckpoint(const std::string &Dir, Checkpoint &Out,
+                            std::string &Path, bool &Found,
+                            std::vector<std::string> &Warnings) {
+  Found = false;
+  Warnings.clear();
+  std::error_code Ec;
+  if (!fs::exists(Dir, Ec))
+    return Status::success();
+  std::string Latest;
+  std::vector<std::string> Paths;
+  bool Exists = false;
+  if (Status S = readIndex(Dir, Latest, Paths, Exists); !S.ok())
+    return S;
+  if (!Exists) {
+    if (Status S = scanDirectory(Dir, Paths); !S.ok())
+      return S;
+  } else if (!Latest.empty()) {
+    // The latest first, then the others newest first.
+    Paths.erase(std::remove(Paths.begin(), Paths.end(), Latest), Paths.end());
+    Paths.push_back(Latest);
+  }
+  std::vector<std::string> Failures;
+  for (auto It = Paths.rbegin(); It != Paths.rend(); ++It) {
+    Status S = readCheckpoint(*It, Out);
+    if (S.ok()) {
+      Found = true;
+      Path = *It;
+      for (const std::string &Failure : Failures)
+        Warnings.push_back(Failure + "; using the older " + Path);
+      return Status::success();
+    }
+    Failures.push_back(S.message());
+  }
+  if (Failures.empty())
+    return Status::success();
+  std::string Message;
+  for (const std::string &Failure : Failures)
+    Message += (Message.empty() ? "" : "\n") + Failure;
+  return Status::error(Message + "\n" + Dir +
+                       ": no readable checkpoint to resume; move the "
+                       "directory away to start afresh");
+}
+
+Status removeIncompleteWrites(const std::string &Dir,
+                              std::vector<std::string> &Removed) {
+  Removed.clear();
+  std::error_code Ec;
+  fs::directory_iterator It(Dir, Ec), End;
+  if (Ec)
+    return Status::error(Dir + ": " + Ec.message());
+  std::vector<std::string> Temps;
+  for (; It != End; It.increment(Ec)) {
+    if (Ec)
+      return Status::error(Dir + ": " + Ec.message());
+    std::string Name = It->path().filename().string();
+    std::string Suffix = AtomicTempSuffix;
+    if (Name.size() <= Suffix.size() ||
+        Name.compare(Name.size() - Suffix.size(), Suffix.size(), Suffix) != 0)
+      continue;
+    std::string Base = Name.substr(0, Name.size() - Suffix.size());
+    if (Base == IndexName || stepOfName(Base) >= 0)
+      Temps.push_back(Dir + "/" + Name);
+  }
+  for (const std::string &Temp : Temps)
+    if (fs::remove(Temp, Ec))
+      Removed.push_back(Temp);
+  return Status::success();
+}
+
+Status restoreTensors(const std::vector<StateTensor> &From,
+                      const std::string &FromName,
+                      const std::vector<runtime::TensorRecord> &To,
+                      unsigned char *Arena, RestoreMode Mode,
+                      RestoreReport &Report) {
+  Report = RestoreReport();
+  std::map<std::string, const StateTensor *> ByName;
+  for (const StateTensor &T : From)
+    ByName[T.Name] = &T;
+  const std::string Remedy =
+      Mode == RestoreMode::Resume
+          ? "; resuming needs the same model (recompile it with the same "
+            "hyperparameters, or use another train_dir)"
+          : "; the checkpoint must come from a training run of this model";
+  auto describe = [](int64_t Role, int64_t Dtype,
+                     const std::vector<int64_t> &Shape) {
+    return std::string(roleName(Role)) + " dtype " + std::to_string(Dtype) +
+           " " + shapeText(Shape);
+  };
+  for (const runtime::TensorRecord &Record : To) {
+    if (Mode == RestoreMode::Finetune && Record.kind == FNN_STATE_SLOT)
+      continue;
+    auto It = ByName.find(Record.name);
+    if (It == ByName.end()) {
+      if (Mode == RestoreMode::Finetune) {
+        Report.Missing.push_back(Record.name);
+        continue;
+      }
+      return Status::error(
+          FromName + ": has no tensor '" + Record.name + "' (" +
+          describe(Record.kind, Record.dtype, Record.shape) + ")" + Remedy);
+    }
+    const StateTensor &T = *It->second;
+    bool Same = T.Dtype == Record.dtype && T.Shape == Record.shape &&
+                (Mode != RestoreMode::Resume || T.Role == Record.kind);
+    if (!Same) {
+      std::string What = "'" + Record.name + "': checkpoint " +
+                         describe(T.Role, T.Dtype, T.Shape) + " vs model " +
+                         describe(Record.kind, Record.dtype, Record.shape);
+      if (Mode != RestoreMode::Finetune)
+        return Status::error(FromName + ": tensor " + What + Remedy);
+      Report.Skipped.push_back(What);
+      continue;
+    }
+    std::memcpy(Arena + Record.offset, T.Data, T.Bytes);
+    ++Report.Restored;
+  }
+  if (Mode == RestoreMode::Resume && From.size() != To.size())
+    for (const StateTensor &T : From)
+      if (!runtime::findTensorRecord(To, T.Role, T.Name))
+        return Status::error(FromName + ": holds tensor '" + T.Name +
+                             "', which the model does not have" + Remedy);
+  if (Mode == RestoreMode::Finetune && Report.Restored == 0)
+    return Status::error(FromName + ": no tensor matches the model's "
+                                    "parameters by name and shape; is it a "
+                                    "checkpoint of this model?");
+  return Status::success();
+}
+
+} // namespace fastnn::trainer

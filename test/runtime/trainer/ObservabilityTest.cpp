@@ -1,0 +1,143 @@
+//===- ObservabilityTest.cpp - TensorBoard events and timelines -----------===//
+//
+// The files are read back by their real consumers where FASTNN_PYTHON has
+// them: TensorBoard's EventAccumulator for the events and Python's json for
+// the timelines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/trainer/EventWriter.h"
+#include "fastnn/trainer/Timeline.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace fastnn::trainer;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class ObservabilityTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string Template = ::testing::TempDir() + "observability_XXXXXX";
+    ASSERT_TRUE(mkdtemp(Template.data()));
+    Dir = Template;
+  }
+  void TearDown() override { fs::remove_all(Dir); }
+
+  /// Runs a Python script (written to a file, so quoting is no issue);
+  /// its stdout, and Ok false when it failed.
+  std::string python(const std::string &Script, bool &Ok) {
+    std::string Path = Dir + "/script.py";
+    std::ofstream(Path) << Script;
+    std::string Command =
+        std::string(FASTNN_PYTHON) + " " + Path + " 2>" + Dir + "/stderr.txt";
+    FILE *Pipe = popen(Command.c_str(), "r");
+    std::string Output;
+    char Buffer[4096];
+    size_t N;
+    while (Pipe && (N = fread(Buffer, 1, sizeof(Buffer), Pipe)) > 0)
+      Output.append(Buffer, N);
+    Ok = Pipe && pclose(Pipe) == 0;
+    return Output;
+  }
+
+  std::string Dir;
+};
+
+TEST_F(ObservabilityTest, TensorBoardReadsTheScalars) {
+  std::unique_ptr<EventWriter> Writer;
+  Status S = EventWriter::open(Dir + "/run", Writer);
+  ASSERT_TRUE(S.ok()) << S.message();
+  std::string Name = fs::path(Writer->path()).filename().string();
+  EXPECT_EQ(Name.rfind("events.out.tfevents.", 0), 0u) << Name;
+  ASSERT_TRUE(
+      Writer->scalars(10, {{"loss", 2.5f}, {"top1_accuracy", 0.25f}}).ok());
+  ASSERT_TRUE(Writer->scalars(20, {{"loss", 1.75f}}).ok());
+  // Readable while open: each event is flushed.
+  EXPECT_GT(fs::file_size(Writer->path()), 60u);
+
+  ASSERT_TRUE(Writer->scalars(30, {{"loss", 1.5f}}).ok());
+  // A run resumed at step 20 (in the same second: another file) replaces
+  // the steps from 20 on.
+  std::unique_ptr<EventWriter> Second;
+  ASSERT_TRUE(EventWriter::open(Dir + "/run", Second).ok());
+  EXPECT_NE(Second->path(), Writer->path());
+  ASSERT_TRUE(Second->sessionStart(20).ok());
+  ASSERT_TRUE(Second->scalars(20, {{"loss", 1.25f}}).ok());
+  ASSERT_TRUE(Writer->close().ok());
+  ASSERT_TRUE(Second->close().ok());
+
+  bool Ok = false;
+  std::string Output =
+      python("import os\n"
+             "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
+             "try:\n"
+             "    from tensorboard.backend.event_processing.event_accumulator "
+             "import EventAccumulator\n"
+             "except ImportError:\n"
+             "    print('no tensorboard')\n"
+             "    raise SystemExit(0)\n"
+             "acc = EventAccumulator('" +
+                 Dir +
+                 "/run')\n"
+                 "acc.Reload()\n"
+                 "for tag in sorted(acc.Tags()['scalars']):\n"
+                 "    for e in acc.Scalars(tag):\n"
+                 "        print(tag, e.step, repr(e.value))\n",
+             Ok);
+  ASSERT_TRUE(Ok) << "python failed; see " << Dir << "/stderr.txt";
+  if (Output == "no tensorboard\n")
+    GTEST_SKIP() << FASTNN_PYTHON << " has no tensorboard";
+  EXPECT_EQ(Output, "loss 10 2.5\nloss 20 1.25\ntop1_accuracy 10 0.25\n");
+}
+
+TEST_F(ObservabilityTest, TimelineIsChromeTraceJson) {
+  std::vector<TimelineSpan> Spans = {
+      {"step 3", "step", 0, 1000000, 1900000},
+      {"data wait", "input", 1, 1000000, 1250500},
+      {"conv2d \"conv1\"/Conv2D", "kernel", 2, 1300000, 1400000},
+      {"matmul fc\\1", "kernel", 2, 1400000, 1800000}};
+  std::string Json =
+      chromeTraceJson("train.bin step 3", {"step", "input", "kernels"}, Spans);
+  EXPECT_NE(Json.find("\"dur\": 250.500"), std::string::npos) << Json;
+  std::string Path = Dir + "/timeline-step-3.json";
+  Status S = writeChromeTrace(Path, "train.bin step 3",
+                              {"step", "input", "kernels"}, Spans);
+  ASSERT_TRUE(S.ok()) << S.message();
+  EXPECT_FALSE(fs::exists(Path + ".tmp"));
+
+  bool Ok = false;
+  std::string Output = python(
+      "import json\n"
+      "t = json.load(open('" +
+          Path +
+          "'))\n"
+          "for e in t['traceEvents']:\n"
+          "    if e['ph'] == 'X':\n"
+          "        print(e['cat'], e['tid'], e['ts'], e['dur'], e['name'])\n"
+          "    else:\n"
+          "        print(e['ph'], e['name'], e['args']['name'])\n",
+      Ok);
+  ASSERT_TRUE(Ok) << "python failed; see " << Dir << "/stderr.txt";
+  EXPECT_EQ(Output, "M process_name train.bin step 3\n"
+                    "M thread_name step\n"
+                    "M thread_name input\n"
+                    "M thread_name kernels\n"
+                    "step 0 0.0 900.0 step 3\n"
+                    "input 1 0.0 250.5 data wait\n"
+                    "kernel 2 300.0 100.0 conv2d \"conv1\"/Conv2D\n"
+                    "kernel 2 400.0 400.0 matmul fc\\1\n");
+}
+
+} // namespace
