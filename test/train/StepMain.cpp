@@ -1,11 +1,15 @@
 //===- StepMain.cpp - main() that runs given batches through a train step -===//
 //
 // step-runner --images IMAGES.npy --labels LABELS.npy --learning-rate LR
+//             [--eval-images IMAGES.npy --eval-labels LABELS.npy]
 //
 // For the parity tests: IMAGES holds S batches ([S, N, ...], float32) and
 // LABELS their classes ([S, N], int64); the compiled training step runs on
 // each in turn and the loss, top-1 and top-5 of every step are printed at
-// full precision, one line each.
+// full precision, one line each. With --eval-*, the trained parameters and
+// statistics are then copied by name into the evaluation step (fnn_eval_*),
+// which runs on each of those batches and prints one line per sample:
+// "eval BATCH SAMPLE LOSS TOP1 TOP5".
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,10 +40,92 @@ const TensorRecord &require(const std::vector<TensorRecord> &records,
   return *record;
 }
 
+/// S batches of images and labels matching the step's inputs.
+int64_t countBatches(const NpyArray &images, const NpyArray &labels,
+                     const TensorRecord &imagesIn,
+                     const TensorRecord &labelsIn) {
+  int64_t batches = images.Shape.empty() ? 0 : images.Shape[0];
+  if (images.Data.size() != batches * imagesIn.numElements() * sizeof(float) ||
+      labels.Data.size() != batches * labelsIn.numElements() * sizeof(int64_t))
+    fail("the batches do not match the model's images and labels");
+  return batches;
+}
+
+/// Copies the trained state into the evaluation arena by name, as train.bin
+/// does before evaluating; every evaluation state record must have a
+/// trainable or statistic record of the same name and shape.
+void copyStateForEval(fnn_device *device, unsigned char *trainArena,
+                      unsigned char *evalArena) {
+  std::vector<TensorRecord> trained = fastnn::runtime::readTensorRecords(
+      fnn_model_state, fnn_model_state_names);
+  for (const TensorRecord &target : fastnn::runtime::readTensorRecords(
+           fnn_eval_state, fnn_eval_state_names)) {
+    const TensorRecord *source = nullptr;
+    for (int64_t role : {FNN_STATE_TRAINABLE, FNN_STATE_STATISTIC})
+      if (!source)
+        source = findTensorRecord(trained, role, target.name);
+    if (!source || source->shape != target.shape ||
+        source->dtype != target.dtype)
+      fail("the evaluation step's state '" + target.name +
+           "' has no trained counterpart of its shape");
+    size_t bytes =
+        target.numElements() * fastnn::runtime::dtypeBytes(target.dtype);
+    std::vector<unsigned char> staging(bytes);
+    fnn_copy_to_host(device, staging.data(), trainArena + source->offset,
+                     bytes);
+    fnn_copy_to_device(device, evalArena + target.offset, staging.data(),
+                       bytes);
+  }
+}
+
+void evaluate(fnn_device *device, unsigned char *trainArena,
+              const std::string &imagesPath, const std::string &labelsPath) {
+  NpyArray images, labels;
+  for (auto [path, array] :
+       {std::pair{&imagesPath, &images}, std::pair{&labelsPath, &labels}})
+    if (auto status = fastnn::runtime::readNpy(*path, *array); !status.ok())
+      fail(status.message());
+  std::vector<TensorRecord> io =
+      fastnn::runtime::readTensorRecords(fnn_eval_io, fnn_eval_io_names);
+  const TensorRecord &imagesIn = require(io, FNN_IO_INPUT, "images");
+  const TensorRecord &labelsIn = require(io, FNN_IO_INPUT, "labels");
+  const TensorRecord &lossOut = require(io, FNN_IO_OUTPUT, "loss");
+  const TensorRecord &top1Out = require(io, FNN_IO_OUTPUT, "top1");
+  const TensorRecord &top5Out = require(io, FNN_IO_OUTPUT, "top5");
+  int64_t batches = countBatches(images, labels, imagesIn, labelsIn);
+  size_t imageBytes = imagesIn.numElements() * sizeof(float);
+  size_t labelBytes = labelsIn.numElements() * sizeof(int64_t);
+  int64_t samples = lossOut.numElements();
+
+  auto *arena = static_cast<unsigned char *>(
+      fnn_device_alloc(device, static_cast<size_t>(fnn_eval_arena_bytes)));
+  if (!arena || fnn_eval_init(device, arena) != 0)
+    fail(std::string("cannot initialise the evaluation step: ") +
+         fnn_last_error());
+  copyStateForEval(device, trainArena, arena);
+  std::vector<float> loss(samples), top1(samples), top5(samples);
+  for (int64_t s = 0; s < batches; ++s) {
+    fnn_copy_to_device(device, arena + imagesIn.offset,
+                       images.Data.data() + s * imageBytes, imageBytes);
+    fnn_copy_to_device(device, arena + labelsIn.offset,
+                       labels.Data.data() + s * labelBytes, labelBytes);
+    fnn_eval_run(arena);
+    size_t bytes = samples * sizeof(float);
+    fnn_copy_to_host(device, loss.data(), arena + lossOut.offset, bytes);
+    fnn_copy_to_host(device, top1.data(), arena + top1Out.offset, bytes);
+    fnn_copy_to_host(device, top5.data(), arena + top5Out.offset, bytes);
+    for (int64_t i = 0; i < samples; ++i)
+      std::printf("eval %lld %lld %.9g %.9g %.9g\n", static_cast<long long>(s),
+                  static_cast<long long>(i), loss[i], top1[i], top5[i]);
+  }
+  fnn_eval_release();
+  fnn_device_free(device, arena);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string imagesPath, labelsPath;
+  std::string imagesPath, labelsPath, evalImagesPath, evalLabelsPath;
   float learningRate = 0.01f;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
@@ -47,6 +133,10 @@ int main(int argc, char **argv) {
       imagesPath = argv[i + 1];
     else if (flag == "--labels")
       labelsPath = argv[i + 1];
+    else if (flag == "--eval-images")
+      evalImagesPath = argv[i + 1];
+    else if (flag == "--eval-labels")
+      evalLabelsPath = argv[i + 1];
     else if (flag == "--learning-rate")
       learningRate = std::strtof(argv[i + 1], nullptr);
     else
@@ -67,12 +157,9 @@ int main(int argc, char **argv) {
   const TensorRecord &lossOut = require(io, FNN_IO_OUTPUT, "loss");
   const TensorRecord &top1Out = require(io, FNN_IO_OUTPUT, "top1");
   const TensorRecord &top5Out = require(io, FNN_IO_OUTPUT, "top5");
-  int64_t steps = images.Shape.empty() ? 0 : images.Shape[0];
+  int64_t steps = countBatches(images, labels, imagesIn, labelsIn);
   size_t imageBytes = imagesIn.numElements() * sizeof(float);
   size_t labelBytes = labelsIn.numElements() * sizeof(int64_t);
-  if (images.Data.size() != steps * imageBytes ||
-      labels.Data.size() != steps * labelBytes)
-    fail("the batches do not match the model's images and labels");
 
   fnn_device *device = fnn_device_create(FNN_DEVICE_CPU, 0);
   auto *arena = static_cast<unsigned char *>(
@@ -96,6 +183,8 @@ int main(int argc, char **argv) {
     std::printf("step %lld %.9g %.9g %.9g\n", static_cast<long long>(step),
                 loss, top1, top5);
   }
+  if (!evalImagesPath.empty())
+    evaluate(device, arena, evalImagesPath, evalLabelsPath);
   fnn_model_release();
   fnn_device_free(device, arena);
   fnn_device_destroy(device);

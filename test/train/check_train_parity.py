@@ -13,6 +13,14 @@ within a few steps (resnet_v1_50: 1.5e-5 after one step, 2.6e-4 after
 three). With --fp64-reference the reference is PyTorch in float64 and each
 step's error may be up to 3x PyTorch float32's own error against it (or
 1e-3): fastnn must be as close to the exact trajectory as float32 allows.
+
+The object also holds the evaluation step (fnn_eval_*). After training, the
+runner copies the trained state into it by name and evaluates two more
+batches; every sample's loss must match PyTorch's eval-mode cross-entropy of
+the trained model within 1e-4 relative (absolute below 1; with
+--fp64-reference, or 3x PyTorch float32's own error), and its
+top-1 and top-5 hits must be PyTorch's, except where the label's logit ties
+another within 1e-4.
 """
 import argparse
 import copy
@@ -22,9 +30,14 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import torch
 
 TOLERANCE = 1e-3
+# Evaluation follows the 20 compared steps; ~3e-6 is observed.
+EVAL_TOLERANCE = 1e-4
+EVAL_BATCHES = 2
 
 
 def tiny_model():
@@ -117,6 +130,10 @@ def main():
     images = random.uniform(-1, 1, (args.steps, args.batch_size, channels, size,
                                     size)).astype(np.float32)
     labels = random.randint(0, classes, (args.steps, args.batch_size)).astype(np.int64)
+    eval_images = random.uniform(-1, 1, (EVAL_BATCHES, args.batch_size, channels,
+                                         size, size)).astype(np.float32)
+    eval_labels = random.randint(0, classes,
+                                 (EVAL_BATCHES, args.batch_size)).astype(np.int64)
 
     with tempfile.TemporaryDirectory(prefix=f"train-parity-{args.model}-") as tmp:
         tmp = Path(tmp)
@@ -127,11 +144,19 @@ def main():
                           input_names=["images"], output_names=outputs,
                           opset_version=13, do_constant_folding=False,
                           training=torch.onnx.TrainingMode.TRAINING)
-        # Tracing in training mode moved the BN statistics; put them back.
-        # (The batch counters the export dropped are not model state.)
+        # Tracing in training mode moved the BN statistics, in the model and
+        # in the exported initializers; put them back in both, so that the
+        # evaluation starts from the same statistics. (The batch counters the
+        # export dropped are not model state.)
         result = model.load_state_dict(state, strict=False)
         assert all(k.endswith("num_batches_tracked")
                    for k in result.missing_keys + result.unexpected_keys)
+        exported = onnx.load(str(tmp / "model.onnx"))
+        for initializer in exported.graph.initializer:
+            if initializer.name in state:
+                initializer.CopyFrom(onnx.numpy_helper.from_array(
+                    state[initializer.name].numpy(), initializer.name))
+        onnx.save(exported, str(tmp / "model.onnx"))
         subprocess.run([args.fastnnc, str(tmp / "model.onnx"), "--mode=train",
                         "--emit=obj", "-o", str(tmp / "step.o"),
                         f"--hparam=batch_size={args.batch_size}",
@@ -140,13 +165,20 @@ def main():
         runner = tmp / "step-runner"
         subprocess.run([args.linker, str(tmp / "step.o"), "-o", str(runner)]
                        + args.link_inputs.split(","), check=True)
-        np.save(tmp / "images.npy", images)
-        np.save(tmp / "labels.npy", labels)
+        for name, array in [("images", images), ("labels", labels),
+                            ("eval_images", eval_images),
+                            ("eval_labels", eval_labels)]:
+            np.save(tmp / f"{name}.npy", array)
         ran = subprocess.run([str(runner), "--images", str(tmp / "images.npy"),
                               "--labels", str(tmp / "labels.npy"),
-                              "--learning-rate", str(args.learning_rate)],
+                              "--learning-rate", str(args.learning_rate),
+                              "--eval-images", str(tmp / "eval_images.npy"),
+                              "--eval-labels", str(tmp / "eval_labels.npy")],
                              check=True, capture_output=True, text=True)
-        ours = [float(line.split()[2]) for line in ran.stdout.splitlines()]
+        lines = [line.split() for line in ran.stdout.splitlines()]
+        ours = [float(line[2]) for line in lines if line[0] == "step"]
+        ours_eval = np.array([[float(v) for v in line[1:]]
+                              for line in lines if line[0] == "eval"])
 
     def pytorch_losses(net):
         optimizer = torch.optim.SGD(net.parameters(), lr=args.learning_rate)
@@ -167,7 +199,8 @@ def main():
             losses.append(loss.item())
         return losses
 
-    exact = pytorch_losses(copy.deepcopy(model).double()) if args.fp64_reference else None
+    exact_model = copy.deepcopy(model).double() if args.fp64_reference else None
+    exact = pytorch_losses(exact_model) if exact_model else None
     float32 = pytorch_losses(model)
     failed = False
     for s in range(args.steps):
@@ -181,7 +214,58 @@ def main():
               f"{'float64' if exact else 'float32'} {reference:.7f} relative "
               f"error {error:.2e} (allowed {allowed:.1e})"
               + ("" if error <= allowed else " FAIL"))
+    failed |= not check_eval(ours_eval, model, exact_model, eval_images,
+                             eval_labels, args.model)
     sys.exit(1 if failed else 0)
+
+
+def eval_reference(net, images, labels):
+    """Per-sample cross-entropy, top-1 and top-5 hits (tf.nn.in_top_k: fewer
+    than k logits strictly above the label's) and the label's smallest gap
+    to another logit, of `net` in eval mode."""
+    net.eval()
+    dtype = next(net.parameters()).dtype
+    rows = []
+    with torch.no_grad():
+        for batch, target in zip(images, labels):
+            out = net(torch.from_numpy(batch).to(dtype))
+            logits = (out[0] if isinstance(out, (tuple, list)) else out).double()
+            target = torch.from_numpy(target)
+            loss = torch.nn.functional.cross_entropy(logits, target, reduction="none")
+            picked = logits.gather(1, target[:, None])
+            above = (logits > picked).sum(dim=1)
+            gaps = (logits - picked).abs()
+            gaps.scatter_(1, target[:, None], float("inf"))
+            for i in range(len(target)):
+                rows.append((loss[i].item(), float(above[i] < 1),
+                             float(above[i] < min(5, logits.shape[1])),
+                             gaps[i].min().item()))
+    return rows
+
+
+def check_eval(ours, model, exact_model, images, labels, name):
+    float32 = eval_reference(model, images, labels)
+    exact = eval_reference(exact_model, images, labels) if exact_model else None
+    if ours.shape != (len(float32), 5):
+        print(f"{name} eval: expected {len(float32)} per-sample lines, got "
+              f"{ours.shape} FAIL")
+        return False
+    ok = True
+    for row, reference in zip(ours, exact or float32):
+        batch, sample, loss, top1, top5 = row
+        allowed = EVAL_TOLERANCE * max(1.0, abs(reference[0]))
+        if exact:
+            single = float32[int(batch * len(images[0]) + sample)][0]
+            allowed = max(allowed, 3 * abs(single - reference[0]))
+        error = abs(loss - reference[0])
+        tied = reference[3] < 1e-4
+        good = error <= allowed and (tied or (top1, top5) == reference[1:3])
+        ok &= good
+        print(f"{name} eval {int(batch)}/{int(sample)}: fastnn loss {loss:.7f} "
+              f"top1 {top1:g} top5 {top5:g}, pytorch {reference[0]:.7f} "
+              f"{reference[1]:g} {reference[2]:g} (error {error:.1e}, allowed "
+              f"{allowed:.1e}{', tie' if tied else ''})" + ("" if good else " FAIL"))
+    return ok
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 //===- fastnnc.cpp - the fastnn compiler driver ---------------------------===//
 //
-// fastnnc model.onnx [--mode=import|infer] [--emit=...] [-o out]
-//                    [--batch-size N]
+// fastnnc model.onnx [--mode=import|infer|train|eval] [--emit=...] [-o out]
+//                    [--batch-size N] [--hparams FILE] [--hparam KEY=VALUE]
 //
 // Parses flags and calls the compiler libraries; the logic lives there.
 //
@@ -38,7 +38,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Mode { Auto, Import, Infer, Train };
+enum class Mode { Auto, Import, Infer, Train, Eval };
 enum class EmitKind { MLIR, Summary, LLVM, Object, Executable };
 
 cl::OptionCategory fastnncCategory("fastnnc options");
@@ -61,7 +61,13 @@ cl::opt<Mode> mode(
                           ".npy files"),
                clEnumValN(Mode::Train, "train",
                           "a training executable (train.bin): forward, loss, "
-                          "backward and optimizer update as compiled code")),
+                          "backward and optimizer update as compiled code, "
+                          "plus the evaluation step (--emit=mlir and llvm "
+                          "show the training step)"),
+               clEnumValN(Mode::Eval, "eval",
+                          "the evaluation step train.bin holds (per-sample "
+                          "loss, top-1 and top-5 with inference semantics), "
+                          "for inspection with --emit=mlir, llvm or obj")),
     cl::cat(fastnncCategory));
 cl::opt<std::string> hparamsFile(
     "hparams",
@@ -123,6 +129,34 @@ runPasses(mlir::ModuleOp module,
   return pm.run(module);
 }
 
+/// The training step from the canonicalized import, lowered.
+void addTrainStepPasses(mlir::PassManager &pm,
+                        const fastnn::trainer::Hparams &hparams) {
+  pm.addPass(
+      fastnn::createFastNNBuildTrainStep(fastnn::trainStepOptions(hparams)));
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  fastnn::FastNNLowerToRuntimeOptions lowering;
+  lowering.entryName = "train_step";
+  pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));
+  fastnn::buildLowerToLLVMDialectPipeline(pm);
+}
+
+/// The evaluation step, exported as fnn_eval_* (model.h). Its parameters
+/// are the training arena's, copied in by the trainer, so their initial
+/// values are not embedded a second time.
+void addEvalStepPasses(mlir::PassManager &pm) {
+  pm.addPass(fastnn::createFastNNBuildEvalStep());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+  fastnn::FastNNLowerToRuntimeOptions lowering;
+  lowering.entryName = "eval_step";
+  lowering.symbolPrefix = "fnn_eval";
+  lowering.initializeState = false;
+  pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));
+  fastnn::buildLowerToLLVMDialectPipeline(pm);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -155,9 +189,14 @@ int main(int argc, char **argv) {
                                                      : EmitKind::Executable);
   if (compileMode == Mode::Import &&
       (emit != EmitKind::MLIR && emit != EmitKind::Summary))
-    return fail("--emit=llvm, obj and exe need --mode=infer or train");
+    return fail("--emit=llvm, obj and exe need --mode=infer, train or eval");
+  if (compileMode == Mode::Eval && emit == EmitKind::Executable)
+    return fail("--mode=eval has no executable of its own (train.bin holds "
+                "the evaluation step): use --emit=mlir, llvm or obj");
+  // The evaluation step is compiled like the training step it goes with.
+  bool trainingModel = compileMode == Mode::Train || compileMode == Mode::Eval;
   fastnn::trainer::Hparams hparams;
-  if (compileMode == Mode::Train) {
+  if (trainingModel) {
     if (!hparamsFile.empty())
       if (auto status = hparams.parseFile(hparamsFile); !status.ok())
         return fail(status.message());
@@ -174,7 +213,7 @@ int main(int argc, char **argv) {
     if (auto status = hparams.validate(); !status.ok())
       return fail(status.message());
   } else if (!hparamsFile.empty() || !hparamFlags.empty()) {
-    return fail("--hparams and --hparam apply to --mode=train");
+    return fail("--hparams and --hparam apply to --mode=train and eval");
   }
   if ((emit == EmitKind::Object || emit == EmitKind::Executable) &&
       outputPath == "-")
@@ -186,13 +225,13 @@ int main(int argc, char **argv) {
   fastnn::OneLineDiagnosticHandler diagnostics(&context, "fastnnc");
 
   fastnn::ONNXImportOptions options;
-  options.batchSize = compileMode == Mode::Train ? hparams.getInt("batch_size")
-                                                 : batchSize.getValue();
+  options.batchSize =
+      trainingModel ? hparams.getInt("batch_size") : batchSize.getValue();
   mlir::OwningOpRef<mlir::ModuleOp> module =
       fastnn::importONNXFile(context, inputPath, options);
   if (!module)
     return 1;
-  if (compileMode == Mode::Train) {
+  if (trainingModel) {
     if (mlir::failed(fastnn::checkNumClasses(*module, hparams)))
       return 1;
     (*module)->setAttr(
@@ -202,29 +241,41 @@ int main(int argc, char **argv) {
   if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
         pm.addPass(mlir::createCanonicalizerPass());
         pm.addPass(mlir::createCSEPass());
-        if (emit == EmitKind::Summary || compileMode == Mode::Import)
-          return;
-        fastnn::FastNNLowerToRuntimeOptions lowering;
+      })))
+    return 1;
+  bool writesObject = emit == EmitKind::Object || emit == EmitKind::Executable;
+  // train.bin evaluates too: the evaluation step is compiled from the same
+  // imported forward graph, before training rewrites it.
+  mlir::OwningOpRef<mlir::ModuleOp> evalModule;
+  if (compileMode == Mode::Train && writesObject) {
+    evalModule = module->clone();
+    if (mlir::failed(runPasses(*evalModule, addEvalStepPasses)))
+      return 1;
+  }
+  if (emit != EmitKind::Summary && compileMode != Mode::Import &&
+      mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
         if (compileMode == Mode::Train) {
-          pm.addPass(fastnn::createFastNNBuildTrainStep(
-              fastnn::trainStepOptions(hparams)));
-          pm.addPass(mlir::createCanonicalizerPass());
-          pm.addPass(mlir::createCSEPass());
-          lowering.entryName = "train_step";
+          addTrainStepPasses(pm, hparams);
+        } else if (compileMode == Mode::Eval) {
+          addEvalStepPasses(pm);
+        } else {
+          pm.addPass(fastnn::createFastNNLowerToRuntime());
+          fastnn::buildLowerToLLVMDialectPipeline(pm);
         }
-        pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));
-        fastnn::buildLowerToLLVMDialectPipeline(pm);
       })))
     return 1;
 
   std::string error;
-  if (emit == EmitKind::Object || emit == EmitKind::Executable) {
+  if (writesObject) {
     llvm::SmallString<128> objectFile(outputPath.getValue());
     if (emit == EmitKind::Executable &&
         llvm::sys::fs::createTemporaryFile("fastnnc", "o", objectFile))
       return fail("cannot create a temporary object file");
+    llvm::SmallVector<mlir::ModuleOp, 2> compiled = {*module};
+    if (evalModule)
+      compiled.push_back(*evalModule);
     bool ok = mlir::succeeded(
-        fastnn::emitHostCode(*module, nullptr, objectFile, error));
+        fastnn::emitHostCode(compiled, nullptr, objectFile, error));
     if (ok && emit == EmitKind::Executable) {
       llvm::SmallVector<std::string> inputs;
       for (llvm::StringRef input :

@@ -11,6 +11,7 @@
 #include "mlir/Transforms/Passes.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -74,20 +75,33 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
 
 } // namespace
 
-LogicalResult fastnn::emitHostCode(ModuleOp module, llvm::raw_ostream *os,
+LogicalResult fastnn::emitHostCode(ArrayRef<ModuleOp> modules,
+                                   llvm::raw_ostream *os,
                                    llvm::StringRef objectFile,
                                    std::string &error) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
-  module->getContext()->appendDialectRegistry(registry);
+  modules.front()->getContext()->appendDialectRegistry(registry);
 
   llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateModuleToLLVMIR(module, llvmContext);
-  if (!llvmModule) {
-    error = "translation to LLVM IR failed";
-    return failure();
+  std::unique_ptr<llvm::Module> llvmModule;
+  for (ModuleOp module : modules) {
+    std::unique_ptr<llvm::Module> translated =
+        translateModuleToLLVMIR(module, llvmContext);
+    if (!translated) {
+      error = "translation to LLVM IR failed";
+      return failure();
+    }
+    // The IR linker renames clashing internal globals (each lowering has
+    // its own descriptors and kernel table); exported symbols must differ.
+    if (!llvmModule)
+      llvmModule = std::move(translated);
+    else if (llvm::Linker::linkModules(*llvmModule, std::move(translated))) {
+      error = "linking the compiled modules failed (a symbol is defined "
+              "twice)";
+      return failure();
+    }
   }
   std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
   if (!machine)

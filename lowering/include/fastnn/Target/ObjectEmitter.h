@@ -15,10 +15,12 @@ namespace fastnn {
 /// dialect alone.
 void buildLowerToLLVMDialectPipeline(mlir::OpPassManager &pm);
 
-/// Translates an LLVM-dialect module to LLVM IR and optimises it (O3) for
-/// the host CPU. With `objectFile`, writes a relocatable object (position
+/// Translates LLVM-dialect modules to LLVM IR, links them into one (train.bin
+/// holds the training and the evaluation step) and optimises it (O3) for the
+/// host CPU. With `objectFile`, writes a relocatable object (position
 /// independent) there; otherwise prints the optimised LLVM IR to `os`.
-mlir::LogicalResult emitHostCode(mlir::ModuleOp module, llvm::raw_ostream *os,
+mlir::LogicalResult emitHostCode(llvm::ArrayRef<mlir::ModuleOp> modules,
+                                 llvm::raw_ostream *os,
                                  llvm::StringRef objectFile,
                                  std::string &error);
 
