@@ -1,5 +1,4 @@
-//===- StepBuilder.h - IR shared by the training and evaluation steps -*- C++
-//-*-===//
+//===- StepBuilder.h - IR of the training and evaluation steps --*- C++ -*-===//
 //
 // fastnn-build-train-step and fastnn-build-eval-step both rewrite the
 // imported @forward(images) into a step over (images, labels, ...) that
