@@ -227,6 +227,9 @@ int main(int argc, char **argv) {
   fastnn::ONNXImportOptions options;
   options.batchSize =
       trainingModel ? hparams.getInt("batch_size") : batchSize.getValue();
+  std::string exportTemplate;
+  if (compileMode == Mode::Train)
+    options.exportTemplate = &exportTemplate;
   mlir::OwningOpRef<mlir::ModuleOp> module =
       fastnn::importONNXFile(context, inputPath, options);
   if (!module)
@@ -267,6 +270,8 @@ int main(int argc, char **argv) {
 
   std::string error;
   if (writesObject) {
+    if (compileMode == Mode::Train)
+      fastnn::embedBytes(*module, "fnn_model_onnx", exportTemplate);
     llvm::SmallString<128> objectFile(outputPath.getValue());
     if (emit == EmitKind::Executable &&
         llvm::sys::fs::createTemporaryFile("fastnnc", "o", objectFile))

@@ -3,6 +3,7 @@
 #include "fastnn/Target/ObjectEmitter.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -36,6 +37,24 @@ void fastnn::buildLowerToLLVMDialectPipeline(OpPassManager &pm) {
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void fastnn::embedBytes(ModuleOp module, llvm::StringRef symbol,
+                        llvm::StringRef bytes) {
+  MLIRContext *context = module.getContext();
+  OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  Location loc = module.getLoc();
+  auto i64 = IntegerType::get(context, 64);
+  // A zero-length LLVM array cannot carry a string initializer.
+  std::string data = bytes.empty() ? std::string(1, '\0') : bytes.str();
+  LLVM::GlobalOp::create(
+      builder, loc,
+      LLVM::LLVMArrayType::get(IntegerType::get(context, 8), data.size()),
+      /*isConstant=*/true, LLVM::Linkage::External, symbol,
+      StringAttr::get(context, data));
+  LLVM::GlobalOp::create(builder, loc, i64, /*isConstant=*/true,
+                         LLVM::Linkage::External, (symbol + "_bytes").str(),
+                         IntegerAttr::get(i64, bytes.size()));
 }
 
 namespace {

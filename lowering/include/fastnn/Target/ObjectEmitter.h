@@ -15,6 +15,12 @@ namespace fastnn {
 /// dialect alone.
 void buildLowerToLLVMDialectPipeline(mlir::OpPassManager &pm);
 
+/// Adds to an LLVM-dialect module the constant globals `symbol` (an i8
+/// array of `bytes`) and `symbol`_bytes (its length as an i64), both
+/// external, for data the runtime reads as it is (e.g. fnn_model_onnx).
+void embedBytes(mlir::ModuleOp module, llvm::StringRef symbol,
+                llvm::StringRef bytes);
+
 /// Translates LLVM-dialect modules to LLVM IR, links them into one (train.bin
 /// holds the training and the evaluation step) and optimises it (O3) for the
 /// host CPU. With `objectFile`, writes a relocatable object (position
