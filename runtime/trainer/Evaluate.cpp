@@ -1,0 +1,143 @@
+//===- Evaluate.cpp - The evaluation pass of train.bin --------------------===//
+
+#include "Evaluate.h"
+#include "InputStaging.h"
+
+#include "fastnn/runtime/model.h"
+#include "fastnn/trainer/TFRecordDataSource.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace fastnn::trainer {
+
+using runtime::TensorRecord;
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t> &Shape) {
+  std::string Text = "[";
+  for (size_t I = 0; I < Shape.size(); ++I)
+    Text += (I ? ", " : "") + std::to_string(Shape[I]);
+  return Text + "]";
+}
+
+} // namespace
+
+std::string evalLine(int64_t Step, const EvalResult &Result) {
+  char Line[256];
+  std::snprintf(Line, sizeof(Line),
+                "eval: step=%lld samples=%lld top1=%.6f top5=%.6f loss=%.6f",
+                static_cast<long long>(Step),
+                static_cast<long long>(Result.Samples), Result.Top1,
+                Result.Top5, Result.Loss);
+  return Line;
+}
+
+Status Evaluator::create(fnn_device *Device, std::unique_ptr<Evaluator> &Out) {
+  std::unique_ptr<Evaluator> E(new Evaluator());
+  E->Device = Device;
+  E->Io = runtime::readTensorRecords(fnn_eval_io, fnn_eval_io_names);
+  E->State = runtime::readTensorRecords(fnn_eval_state, fnn_eval_state_names);
+  const TensorRecord *Images =
+      runtime::findTensorRecord(E->Io, FNN_IO_INPUT, "images");
+  const TensorRecord *Labels =
+      runtime::findTensorRecord(E->Io, FNN_IO_INPUT, "labels");
+  if (!Images || !Labels || Labels->shape.size() != 1 ||
+      Images->shape.empty() || Images->shape[0] != Labels->shape[0] ||
+      (Labels->dtype != FNN_I64 && Labels->dtype != FNN_I32))
+    return Status::error("the evaluation step has no images and labels "
+                         "inputs of one batch; recompile the model with "
+                         "this fastnnc");
+  for (const char *Name : {"loss", "top1", "top5"}) {
+    const TensorRecord *Output =
+        runtime::findTensorRecord(E->Io, FNN_IO_OUTPUT, Name);
+    if (!Output || Output->dtype != FNN_F32 ||
+        Output->shape != std::vector<int64_t>{Labels->shape[0]})
+      return Status::error(std::string("the evaluation step has no per-sample "
+                                       "float output '") +
+                           Name + "' " + shapeText(Labels->shape) +
+                           "; recompile the model with this fastnnc");
+  }
+  E->Arena = static_cast<unsigned char *>(
+      fnn_device_alloc(Device, static_cast<size_t>(fnn_eval_arena_bytes)));
+  if (!E->Arena)
+    return Status::error("cannot allocate the " +
+                         std::to_string(fnn_eval_arena_bytes) +
+                         "-byte evaluation arena");
+  if (fnn_eval_init(Device, E->Arena) != 0)
+    return Status::error(
+        std::string("cannot initialise the evaluation step: ") +
+        fnn_last_error());
+  E->Initialised = true;
+  Out = std::move(E);
+  return Status::success();
+}
+
+Evaluator::~Evaluator() {
+  if (Initialised)
+    fnn_eval_release();
+  if (Arena)
+    fnn_device_free(Device, Arena);
+}
+
+Status Evaluator::load(const std::vector<StateTensor> &From,
+                       const std::string &FromName) {
+  RestoreReport Report;
+  return restoreTensors(From, FromName, State, Arena, RestoreMode::Evaluate,
+                        Report);
+}
+
+Status Evaluator::run(const Hparams &H, EvalResult &Out,
+                      std::string &Description) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point Start = Clock::now();
+  Out = EvalResult();
+  const TensorRecord &Images =
+      *runtime::findTensorRecord(Io, FNN_IO_INPUT, "images");
+  const TensorRecord &Labels =
+      *runtime::findTensorRecord(Io, FNN_IO_INPUT, "labels");
+  std::unique_ptr<DataSource> Source;
+  std::string Line;
+  if (Status S =
+          createDataSource(H, Images.shape, InputSplit::Eval, 0, Source, Line);
+      !S.ok())
+    return S;
+  if (Description.empty())
+    Description = Line;
+
+  InputStaging Input(Images, Labels, Arena);
+  const float *Loss = reinterpret_cast<const float *>(
+      Arena + runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "loss")->offset);
+  const float *Top1 = reinterpret_cast<const float *>(
+      Arena + runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "top1")->offset);
+  const float *Top5 = reinterpret_cast<const float *>(
+      Arena + runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "top5")->offset);
+  double LossSum = 0, Top1Sum = 0, Top5Sum = 0;
+  for (;;) {
+    int64_t Size = 0;
+    if (Status S = Source->next(Input.images(), Input.labels(), Size); !S.ok())
+      return S;
+    if (Size == 0)
+      break;
+    Input.store(Size);
+    fnn_eval_run(Arena);
+    fnn_device_synchronize(Device);
+    // Only the batch's real samples count; padding fills the rest.
+    for (int64_t I = 0; I < Size; ++I) {
+      LossSum += Loss[I];
+      Top1Sum += Top1[I];
+      Top5Sum += Top5[I];
+    }
+    Out.Samples += Size;
+  }
+  if (Out.Samples == 0)
+    return Status::error("the evaluation data is empty (" + Description + ")");
+  Out.Loss = LossSum / static_cast<double>(Out.Samples);
+  Out.Top1 = Top1Sum / static_cast<double>(Out.Samples);
+  Out.Top5 = Top5Sum / static_cast<double>(Out.Samples);
+  Out.Seconds = std::chrono::duration<double>(Clock::now() - Start).count();
+  return Status::success();
+}
+
+} // namespace fastnn::trainer

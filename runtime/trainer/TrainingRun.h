@@ -1,0 +1,50 @@
+//===- TrainingRun.h - The training loop of train.bin -----------*- C++ -*-===//
+//
+// One run: restore (resume train_dir's latest checkpoint, or finetune from
+// model_dir), then the steps with their hooks: the loss line and TensorBoard
+// scalars (LoggingTensorHook), checkpoints (CheckpointSaverHook), timelines
+// (ProfilerHook), evaluation every eval_every_n_iters, and a summary at the
+// end.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_TRAINER_TRAININGRUN_H
+#define FASTNN_TRAINER_TRAININGRUN_H
+
+#include "Evaluate.h"
+
+#include "fastnn/runtime/ModelTables.h"
+#include "fastnn/trainer/Hparams.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace fastnn::trainer {
+
+/// Prints every line of Message as its own error line and exits with 1.
+[[noreturn]] void fail(const std::string &Message);
+
+std::string shapeText(const std::vector<int64_t> &Shape);
+
+/// The tensors of the compiled training step that the loop uses.
+struct ModelInterface {
+  std::vector<runtime::TensorRecord> State;
+  runtime::TensorRecord Images, Labels, Rate, Step, Loss, Top1, Top5;
+};
+
+/// Where checkpoints, TensorBoard events and timelines go: train_dir, else
+/// model_dir with task_type=pretrain; "" when neither is set. A file:// URI
+/// names a local directory.
+std::string outputDirectory(const Hparams &H);
+
+/// The TensorBoard scalars of an evaluation (written under train_dir/eval,
+/// the directory TensorFlow's estimators use).
+std::vector<std::pair<std::string, float>> evalScalars(const EvalResult &R);
+
+/// Trains as the hyperparameters say; returns the exit code.
+int train(const Hparams &H, const ModelInterface &Model);
+
+} // namespace fastnn::trainer
+
+#endif // FASTNN_TRAINER_TRAININGRUN_H
