@@ -2,19 +2,16 @@
 
 #include "fastnn/trainer/OnnxExport.h"
 
+#include "fastnn/trainer/AtomicFile.h"
+
 #include "fastnn/runtime/model.h"
 
 #include "onnx/onnx_pb.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <fstream>
 #include <map>
 
 namespace fastnn::trainer {
-
-using data::Status;
-using runtime::TensorRecord;
 
 namespace {
 
@@ -48,36 +45,33 @@ std::string shapeText(const std::vector<int64_t> &Shape) {
   return Text + "]";
 }
 
-Status fill(onnx::TensorProto &Tensor, const TensorRecord &Record,
-            const unsigned char *Arena) {
+Status fill(onnx::TensorProto &Tensor, const StateTensor &Record) {
   std::vector<int64_t> Dims(Tensor.dims().begin(), Tensor.dims().end());
-  if (Dims != Record.shape || Tensor.data_type() != onnxDataType(Record.dtype))
+  if (Dims != Record.Shape || Tensor.data_type() != onnxDataType(Record.Dtype))
     return Status::error(
-        "parameter '" + Record.name + "' is " + shapeText(Record.shape) +
+        "parameter '" + Record.Name + "' is " + shapeText(Record.Shape) +
         " in train.bin but its ONNX initializer is " + shapeText(Dims) +
         " or of another type; recompile train.bin from the "
         "model");
-  Tensor.set_raw_data(Arena + Record.offset,
-                      static_cast<size_t>(Record.numElements() *
-                                          runtime::dtypeBytes(Record.dtype)));
+  Tensor.set_raw_data(Record.Data, Record.Bytes);
   return Status::success();
 }
 
 } // namespace
 
 Status exportOnnx(const std::string &Path, const char *Template,
-                  int64_t TemplateBytes, const std::vector<TensorRecord> &State,
-                  const unsigned char *Arena) {
+                  int64_t TemplateBytes,
+                  const std::vector<StateTensor> &State) {
   onnx::ModelProto Model;
   if (TemplateBytes <= 0 ||
       !Model.ParseFromArray(Template, static_cast<int>(TemplateBytes)))
     return Status::error("this train.bin carries no ONNX model to export; "
                          "recompile it with a current fastnnc");
-  std::map<std::string, const TensorRecord *> Values;
-  for (const TensorRecord &Record : State)
-    if (Record.kind == FNN_STATE_TRAINABLE ||
-        Record.kind == FNN_STATE_STATISTIC)
-      Values[Record.name] = &Record;
+  std::map<std::string, const StateTensor *> Values;
+  for (const StateTensor &Tensor : State)
+    if (Tensor.Role == FNN_STATE_TRAINABLE ||
+        Tensor.Role == FNN_STATE_STATISTIC)
+      Values[Tensor.Name] = &Tensor;
 
   onnx::GraphProto &Graph = *Model.mutable_graph();
   for (onnx::TensorProto &Tensor : *Graph.mutable_initializer()) {
@@ -89,7 +83,7 @@ Status exportOnnx(const std::string &Path, const char *Template,
                              "train.bin; recompile train.bin from the model");
       continue;
     }
-    if (Status S = fill(Tensor, *It->second, Arena); !S.ok())
+    if (Status S = fill(Tensor, *It->second); !S.ok())
       return S;
     Values.erase(It);
   }
@@ -110,26 +104,17 @@ Status exportOnnx(const std::string &Path, const char *Template,
     Nodes->erase(Node);
     onnx::TensorProto &Tensor = *Graph.add_initializer();
     Tensor.set_name(Name);
-    Tensor.set_data_type(onnxDataType(Record->dtype));
-    for (int64_t Dim : Record->shape)
+    Tensor.set_data_type(onnxDataType(Record->Dtype));
+    for (int64_t Dim : Record->Shape)
       Tensor.add_dims(Dim);
-    if (Status S = fill(Tensor, *Record, Arena); !S.ok())
+    if (Status S = fill(Tensor, *Record); !S.ok())
       return S;
   }
 
-  std::string Temporary = Path + ".tmp";
-  {
-    std::ofstream Out(Temporary, std::ios::binary | std::ios::trunc);
-    if (!Out || !Model.SerializeToOstream(&Out) || !Out.flush())
-      return Status::error(Path + ": cannot write the ONNX model (check the "
-                                  "directory exists and has space)");
-  }
-  if (std::rename(Temporary.c_str(), Path.c_str()) != 0) {
-    std::remove(Temporary.c_str());
-    return Status::error(Path + ": cannot rename the written model into "
-                                "place");
-  }
-  return Status::success();
+  std::string Bytes;
+  if (!Model.SerializeToString(&Bytes))
+    return Status::error(Path + ": the model exceeds protobuf's 2 GB limit");
+  return writeFileAtomically(Path, {{Bytes.data(), Bytes.size()}});
 }
 
 } // namespace fastnn::trainer

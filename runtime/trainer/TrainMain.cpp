@@ -1,7 +1,7 @@
 //===- TrainMain.cpp - main() of train.bin --------------------------------===//
 //
-// train.bin [--hparams FILE] [--key=value]... [--eval] [--help]
-//           [--print-config]
+// train.bin [--hparams FILE] [--key=value]... [--eval | --export-onnx FILE]
+//           [--help] [--print-config]
 //
 // Runs a model compiled by fastnnc for training: each fnn_model_run is one
 // step (forward, backward, optimizer update) on the arena's "images",
@@ -9,7 +9,8 @@
 // "top5". The hyperparameters come from the file, the flags (which win) and
 // the compiled configuration, which they may not contradict. The training
 // loop (checkpoints, resume, TensorBoard events, timelines, evaluation) is
-// TrainingRun; --eval evaluates the latest checkpoint instead.
+// TrainingRun; --eval evaluates the latest checkpoint instead, and
+// --export-onnx writes it as an ONNX model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include "fastnn/runtime/model.h"
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Hparams.h"
+#include "fastnn/trainer/OnnxExport.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -53,13 +55,15 @@ const TensorRecord &findTensor(const std::vector<TensorRecord> &Records,
 
 void printUsage() {
   std::printf(
-      "usage: train.bin [--hparams FILE] [--key=value]... [--eval] [--help] "
-      "[--print-config]\n\n"
+      "usage: train.bin [--hparams FILE] [--key=value]... [--eval | "
+      "--export-onnx FILE]\n                 [--help] [--print-config]\n\n"
       "Trains the compiled model. Hyperparameters come from FILE (key=value "
       "lines,\nblank lines and # comments) and from --key=value flags, which "
       "override the\nfile. A run resumes the latest checkpoint of train_dir; "
       "--eval evaluates it\n(top-1, top-5, mean loss over the evaluation "
-      "split) instead of training.\n--print-config prints the effective "
+      "split) instead of training;\n--export-onnx writes it as the ONNX model "
+      "train.bin was compiled from, with\nthe trained weights and batch-norm "
+      "statistics.\n--print-config prints the effective "
       "configuration and exits.\n\n");
   std::printf("%s", hparamsHelp().c_str());
   std::string Compiled = fnn_model_config;
@@ -68,15 +72,15 @@ void printUsage() {
                 Compiled.back() == '\n' ? "" : "\n");
 }
 
-/// train.bin --eval: the latest checkpoint of the output directory through
-/// the evaluation step.
-int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
+/// The latest checkpoint of the output directory, for --eval and
+/// --export-onnx (Flag), read into Latest from Path.
+void loadLatestOrFail(const Hparams &H, const std::string &OutputDir,
+                      const std::string &Flag, Checkpoint &Latest,
+                      std::string &Path) {
   if (OutputDir.empty())
-    fail("--eval evaluates the latest checkpoint of train_dir, which is not "
-         "set; set train_dir (or model_dir with task_type=pretrain) to the "
-         "directory a training run saved into");
-  Checkpoint Latest;
-  std::string Path;
+    fail(Flag + " reads the latest checkpoint of train_dir, which is not "
+                "set; set train_dir (or model_dir with task_type=pretrain) "
+                "to the directory a training run saved into");
   bool Found = false;
   std::vector<std::string> Warnings;
   if (Status S = loadLatestCheckpoint(OutputDir, Latest, Path, Found, Warnings);
@@ -87,9 +91,34 @@ int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
   if (!Found) {
     const char *Key = H.isSet("train_dir") ? "train_dir" : "model_dir";
     fail(H.origin(Key) + ": " + Key + "=" + H.text(Key) +
-         ": holds no checkpoint to evaluate; train first (a run saves into "
-         "it), or point it at the directory a training run saved into");
+         ": holds no checkpoint for " + Flag +
+         "; train first (a run saves into it), or point it at the directory "
+         "a training run saved into");
   }
+}
+
+/// train.bin --export-onnx FILE: the latest checkpoint's weights and
+/// statistics in the ONNX model train.bin was compiled from.
+int exportLatest(const Hparams &H, const std::string &OutputDir,
+                 const std::string &File) {
+  Checkpoint Latest;
+  std::string Path;
+  loadLatestOrFail(H, OutputDir, "--export-onnx", Latest, Path);
+  if (Status S = exportOnnx(File, fnn_model_onnx, fnn_model_onnx_bytes,
+                            Latest.Tensors);
+      !S.ok())
+    fail(S.message());
+  std::printf("train.bin: wrote %s from %s (step %lld)\n", File.c_str(),
+              Path.c_str(), static_cast<long long>(Latest.Step));
+  return 0;
+}
+
+/// train.bin --eval: the latest checkpoint of the output directory through
+/// the evaluation step.
+int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
+  Checkpoint Latest;
+  std::string Path;
+  loadLatestOrFail(H, OutputDir, "--eval", Latest, Path);
 
   fnn_device *Device = fnn_device_create(FNN_DEVICE_CPU, 0);
   if (!Device)
@@ -141,6 +170,7 @@ int main(int argc, char **argv) {
   std::string HparamsFile;
   std::vector<std::string> Flags;
   bool PrintConfig = false, EvaluateOnly = false;
+  std::string ExportFile;
   for (int I = 1; I < argc; ++I) {
     std::string Arg = argv[I];
     if (Arg == "--help" || Arg == "-h") {
@@ -151,6 +181,13 @@ int main(int argc, char **argv) {
       PrintConfig = true;
     } else if (Arg == "--eval") {
       EvaluateOnly = true;
+    } else if (Arg == "--export-onnx" || Arg.rfind("--export-onnx=", 0) == 0) {
+      if (Arg.size() > 13)
+        ExportFile = Arg.substr(14);
+      else if (I + 1 < argc)
+        ExportFile = argv[++I];
+      if (ExportFile.empty())
+        fail("--export-onnx expects the file to write");
     } else if (Arg == "--hparams") {
       if (I + 1 >= argc)
         fail("--hparams expects a file");
@@ -212,7 +249,11 @@ int main(int argc, char **argv) {
     std::printf("%s", H.configText().c_str());
     return 0;
   }
+  if (EvaluateOnly && !ExportFile.empty())
+    fail("--eval and --export-onnx are separate runs; give one of them");
   if (EvaluateOnly)
     return evaluateLatest(H, outputDirectory(H));
+  if (!ExportFile.empty())
+    return exportLatest(H, outputDirectory(H), ExportFile);
   return train(H, Model);
 }

@@ -15,6 +15,8 @@ against it:
                     leaves the previous one in place and resumes from it
   finetune          the 5-class model restores all of ref but the classifier
   eval              train.bin --eval against ONNX Runtime on ref's weights
+  export            train.bin --export-onnx: onnx.checker, the checkpoint's
+                    values, and infer.bin on the export scoring as --eval
   tensorboard       ref's event files through TensorBoard's EventAccumulator
   timeline          ref's timelines through json
 """
@@ -271,21 +273,12 @@ def finetune(args):
     print(f"finetuned the 5-class model from {source}: every trainable but fc4.* restored")
 
 
-def onnx_reference(work):
-    """Top-1, top-5 and mean loss of ONNX Runtime on the test split, with
-    the ONNX model's initializers replaced by the reference checkpoint."""
+def test_split(work):
+    """The test split's images (lenet preprocessing) and labels, decoded by
+    TensorFlow independently of train.bin's pipeline."""
     import numpy as np
-    import onnx
-    import onnxruntime
-    from onnx import numpy_helper
     os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
     import tensorflow as tf
-    _, _, _, tensors = read_checkpoint(final_checkpoint(work / "ref"))
-    model = onnx.load(str(work / "lenet10.onnx"))
-    for init in model.graph.initializer:
-        role, dtype, shape, data = tensors[init.name]
-        init.CopyFrom(numpy_helper.from_array(
-            np.frombuffer(data, np.float32).reshape(shape), init.name))
     images, labels = [], []
     files = sorted(str(p) for p in (work / "data").glob("*-test-*"))
     for record in tf.data.TFRecordDataset(files):
@@ -296,18 +289,39 @@ def onnx_reference(work):
         # lenet preprocessing (TF-slim): (pixel - 128) / 128.
         images.append((pixels.astype(np.float32).transpose(2, 0, 1) - 128.0) / 128.0)
         labels.append(int(example["image/class/label"].numpy()))
-    session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                           providers=["CPUExecutionProvider"])
-    batch = np.stack(images)
-    padded = np.concatenate([batch, np.zeros((BATCH - len(batch) % BATCH,) + batch.shape[1:],
-                                             np.float32)])
-    logits = np.concatenate([session.run(None, {session.get_inputs()[0].name: padded[i:i + BATCH]})[0]
-                             for i in range(0, len(padded), BATCH)])[:len(batch)]
-    labels = np.array(labels)
+    return np.stack(images), np.array(labels)
+
+
+def metrics(logits, labels):
+    """Samples, top-1, top-5 and mean softmax cross-entropy of logits."""
+    import numpy as np
     shifted = logits - logits.max(axis=1, keepdims=True)
     loss = -(shifted[np.arange(len(labels)), labels] - np.log(np.exp(shifted).sum(axis=1)))
     rank = (logits > logits[np.arange(len(labels)), labels][:, None]).sum(axis=1)
     return len(labels), float((rank < 1).mean()), float((rank < 5).mean()), float(loss.mean())
+
+
+def onnx_reference(work):
+    """Top-1, top-5 and mean loss of ONNX Runtime on the test split, with
+    the ONNX model's initializers replaced by the reference checkpoint."""
+    import numpy as np
+    import onnx
+    import onnxruntime
+    from onnx import numpy_helper
+    _, _, _, tensors = read_checkpoint(final_checkpoint(work / "ref"))
+    model = onnx.load(str(work / "lenet10.onnx"))
+    for init in model.graph.initializer:
+        role, dtype, shape, data = tensors[init.name]
+        init.CopyFrom(numpy_helper.from_array(
+            np.frombuffer(data, np.float32).reshape(shape), init.name))
+    batch, labels = test_split(work)
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    padded = np.concatenate([batch, np.zeros((BATCH - len(batch) % BATCH,) + batch.shape[1:],
+                                             np.float32)])
+    logits = np.concatenate([session.run(None, {session.get_inputs()[0].name: padded[i:i + BATCH]})[0]
+                             for i in range(0, len(padded), BATCH)])[:len(batch)]
+    return metrics(logits, labels)
 
 
 def parse_eval(line):
@@ -357,8 +371,65 @@ def evaluate(args):
     empty = work / "empty"
     empty.mkdir(exist_ok=True)
     ran = train(args, empty, ["--eval"], check=False)
-    if ran.returncode != 1 or "holds no checkpoint to evaluate" not in ran.stderr:
+    if ran.returncode != 1 or "holds no checkpoint for --eval" not in ran.stderr:
         fail(f"--eval without a checkpoint: exit {ran.returncode}, {ran.stderr}")
+
+
+def export(args):
+    """train.bin --export-onnx writes the compiled-from model with ref's
+    final weights: valid under onnx.checker, initializers bitwise equal to
+    the checkpoint, and infer.bin compiled from it scores the test split as
+    train.bin --eval does."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    work = Path(args.work)
+    exported = work / "exported.onnx"
+    exported.unlink(missing_ok=True)
+    ran = train(args, work / "ref", ["--export-onnx", exported])
+    print(ran.stdout.strip())
+    onnx.checker.check_model(str(exported), full_check=True)
+    model = onnx.load(str(exported))
+    original = onnx.load(str(work / "lenet10.onnx"))
+    if [n.op_type for n in model.graph.node] != [n.op_type for n in original.graph.node]:
+        fail("the exported graph's nodes differ from the model train.bin was compiled from")
+    _, _, _, tensors = read_checkpoint(final_checkpoint(work / "ref"))
+    for init in model.graph.initializer:
+        if numpy_helper.to_array(init).tobytes() != tensors[init.name][3]:
+            fail(f"exported initializer {init.name} differs from the checkpoint's")
+    if {i.name for i in model.graph.initializer} != {
+            n for n, t in tensors.items() if t[0] in (0, 1)}:
+        fail("the exported initializers are not the checkpoint's weights and statistics")
+
+    images, labels = test_split(work)
+    infer = work / "exported-infer.bin"
+    run(args, [args.fastnnc, exported, "--mode=infer", f"--batch-size={len(labels)}",
+               "-o", infer])
+    np.save(work / "test-images.npy", images)
+    (work / "exported-out").mkdir(exist_ok=True)
+    input_name = model.graph.input[0].name
+    run(args, [infer, "--input", f"{input_name}={work / 'test-images.npy'}",
+               "--output-dir", work / "exported-out"])
+    logits = np.load(work / "exported-out" / f"{model.graph.output[0].name}.npy")
+    samples, top1, top5, loss = metrics(logits, labels)
+    evaluated = work / "export-eval"
+    shutil.rmtree(evaluated, ignore_errors=True)
+    shutil.copytree(work / "ref", evaluated)
+    _, eval_samples, eval_top1, eval_top5, eval_loss = parse_eval(
+        train(args, evaluated, ["--eval"]).stdout)
+    print(f"infer.bin on the export: samples={samples} top1={top1:.6f} top5={top5:.6f} "
+          f"loss={loss:.6f}")
+    print(f"train.bin --eval:        samples={eval_samples} top1={eval_top1:.6f} "
+          f"top5={eval_top5:.6f} loss={eval_loss:.6f}")
+    if (samples, round(top1, 6), round(top5, 6)) != (eval_samples, eval_top1, eval_top5) \
+            or abs(loss - eval_loss) > 1e-4 * max(1.0, loss):
+        fail("infer.bin on the exported model disagrees with train.bin --eval")
+
+    empty = work / "export-empty"
+    empty.mkdir(exist_ok=True)
+    ran = train(args, empty, ["--export-onnx", work / "none.onnx"], check=False)
+    if ran.returncode != 1 or "holds no checkpoint for --export-onnx" not in ran.stderr:
+        fail(f"--export-onnx without a checkpoint: exit {ran.returncode}, {ran.stderr}")
 
 
 def tensorboard_scalars(directory):
@@ -431,7 +502,7 @@ def timeline(args):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["setup", "resume", "interrupted-write", "finetune",
-                                            "eval", "tensorboard", "timeline"])
+                                            "eval", "export", "tensorboard", "timeline"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
     parser.add_argument("--fastnn-data")
@@ -442,7 +513,7 @@ def main():
         print("SKIPPED: no reference run (the setup fixture was skipped or failed)")
         sys.exit(SKIP)
     {"setup": setup, "resume": resume, "interrupted-write": interrupted_write,
-     "finetune": finetune, "eval": evaluate, "tensorboard": tensorboard,
+     "finetune": finetune, "eval": evaluate, "export": export, "tensorboard": tensorboard,
      "timeline": timeline}[args.command](args)
 
 
