@@ -30,7 +30,7 @@ std::string describe(const fnn_conv2d_desc &D) {
 }
 
 void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
-  checkF32(D.dtype);
+  checkFloatType(D.dtype);
   checkLayout(D.layout);
   checkPostOp(D.post_op);
   checkShape(D.input, "input", 4, 4);
@@ -63,8 +63,10 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
     throw KernelError("output height/width do not follow from input, filter, "
                       "strides, pads and dilations");
 
-  memory::desc SrcDesc = activationDesc(D.input, D.layout);
-  memory::desc DstDesc = activationDesc(D.output, D.layout);
+  const memory::data_type Storage = storageType(D.dtype);
+  const memory::data_type Compute = computeType(D.dtype);
+  memory::desc SrcDesc = activationDesc(D.input, D.layout, Storage);
+  memory::desc DstDesc = activationDesc(D.output, D.layout, Storage);
   // Plain OIHW/OHWI viewed as oneDNN's (G, O/G, I, H, W) when grouped: the
   // group is the outer part of O, so the bytes are the same.
   memory::format_tag WeightsTag;
@@ -76,8 +78,8 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
     WeightsDims = {G, O / G, I, KH, KW};
     WeightsTag = Nhwc ? memory::format_tag::gohwi : memory::format_tag::goihw;
   }
-  memory::desc WeightsDesc(WeightsDims, memory::data_type::f32, WeightsTag);
-  memory::desc BiasDesc({O}, memory::data_type::f32, memory::format_tag::a);
+  memory::desc WeightsDesc(WeightsDims, Storage, WeightsTag);
+  memory::desc BiasDesc({O}, Storage, memory::format_tag::a);
 
   memory::dims Strides = {D.strides[0], D.strides[1]};
   // oneDNN counts dilation from 0 (a dense kernel has dilation 0).
@@ -87,17 +89,16 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
   // Direct, not auto: auto may pick Winograd, whose rounding error is far
   // above the 1e-5 the kernels are held to.
   auto Create = [&](const memory::desc &Src, const memory::desc &Dst) {
-    memory::desc Weights(WeightsDims, memory::data_type::f32,
-                         memory::format_tag::any);
-    auto Desc = D.has_bias
-                    ? dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference,
-                          dnnl::algorithm::convolution_direct, Src, Weights,
-                          BiasDesc, Dst, Strides, Dilations, PadL, PadR)
-                    : dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference,
-                          dnnl::algorithm::convolution_direct, Src, Weights,
-                          Dst, Strides, Dilations, PadL, PadR);
+    memory::desc Weights(WeightsDims, Compute, memory::format_tag::any);
+    auto Desc = D.has_bias ? dnnl::convolution_forward::desc(
+                                 dnnl::prop_kind::forward_inference,
+                                 dnnl::algorithm::convolution_direct, Src,
+                                 Weights, withType(BiasDesc, Compute), Dst,
+                                 Strides, Dilations, PadL, PadR)
+                           : dnnl::convolution_forward::desc(
+                                 dnnl::prop_kind::forward_inference,
+                                 dnnl::algorithm::convolution_direct, Src,
+                                 Weights, Dst, Strides, Dilations, PadL, PadR);
     return dnnl::convolution_forward::primitive_desc(Desc, makeAttr(D.post_op),
                                                      K.device().Engine);
   };
@@ -111,13 +112,13 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
   // used as they are (brgconv). The weights are always left to oneDNN and
   // reordered on every call: the ABI passes their pointer each time and
   // training updates them in place.
-  auto Blocked = [](const memory::desc &Plain) {
-    return memory::desc(Plain.dims(), memory::data_type::f32,
-                        memory::format_tag::nChw16c);
+  auto Blocked = [&](const memory::desc &Plain) {
+    return memory::desc(Plain.dims(), Compute, memory::format_tag::nChw16c);
   };
-  memory::desc ConvSrc = SrcDesc, ConvDst = DstDesc;
+  memory::desc ConvSrc = withType(SrcDesc, Compute),
+               ConvDst = withType(DstDesc, Compute);
   if (!Nhwc) {
-    ConvSrc = G == 1 && C < 16 ? SrcDesc : Blocked(SrcDesc);
+    ConvSrc = G == 1 && C < 16 ? ConvSrc : Blocked(SrcDesc);
     ConvDst = Blocked(DstDesc);
   }
   dnnl::convolution_forward::primitive_desc PD;
@@ -129,9 +130,8 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
   // blocks) have no jit implementation on these layouts, only the reference
   // one: then oneDNN chooses the layouts itself.
   if (!PD || std::string(PD.impl_info_str()).rfind("ref", 0) == 0) {
-    auto Any = [](const memory::desc &M) {
-      return memory::desc(M.dims(), memory::data_type::f32,
-                          memory::format_tag::any);
+    auto Any = [&](const memory::desc &M) {
+      return memory::desc(M.dims(), Compute, memory::format_tag::any);
     };
     PD = Create(Any(SrcDesc), Any(DstDesc));
   }
@@ -146,7 +146,7 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
   std::vector<std::pair<int, memory>> Args = {
       {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Weights}, {DNNL_ARG_DST, Dst}};
   if (D.has_bias)
-    Args.push_back({DNNL_ARG_BIAS, K.operand(BiasSlot)});
+    Args.push_back({DNNL_ARG_BIAS, K.inputIn(BiasSlot, PD.bias_desc())});
   K.addStep(dnnl::convolution_forward(PD), Args, PD.scratchpad_desc());
   K.finishOutput(DstSlot, Dst);
 }

@@ -1,8 +1,9 @@
 //===- ConvolutionBackward.cpp - fnn_conv2d_backward on oneDNN ------------===//
 //
-// Two steps: convolution_backward_data (grad_input) and
+// Two primitives: convolution_backward_data (grad_input) and
 // convolution_backward_weights (grad_filter and grad_bias), both made from a
-// forward_training primitive descriptor as oneDNN requires.
+// forward_training primitive descriptor as oneDNN requires, with reorders
+// between the operands' plain layouts and the blocked ones they run on.
 //
 // fnn_kernel runs all of its steps on every call, so a gradient the caller
 // does not want (NULL) is written into a kernel-owned spare buffer instead of
@@ -13,6 +14,7 @@
 
 #include "Kernel.h"
 
+#include <optional>
 #include <sstream>
 
 using namespace fastnn::cpu;
@@ -44,7 +46,7 @@ std::string describe(const fnn_conv2d_desc &D) {
 }
 
 void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
-  checkF32(D.dtype);
+  checkFloatType(D.dtype);
   checkLayout(D.layout);
   if (D.post_op != FNN_POST_NONE)
     throw KernelError("post_op must be FNN_POST_NONE (the compiler applies "
@@ -67,17 +69,18 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
         D.pads[J + 2] < 0)
       throw KernelError("strides and dilations must be >= 1, pads >= 0");
 
-  memory::desc SrcDesc = activationDesc(D.input, D.layout);
-  memory::desc DstDesc = activationDesc(D.output, D.layout);
+  const memory::data_type Storage = storageType(D.dtype);
+  const memory::data_type Compute = computeType(D.dtype);
+  memory::desc SrcDesc = activationDesc(D.input, D.layout, Storage);
+  memory::desc DstDesc = activationDesc(D.output, D.layout, Storage);
   // Grouped OIHW/OHWI is oneDNN's (G, O/G, I, H, W): same bytes.
-  memory::desc WeightsDesc =
-      G == 1 ? memory::desc({O, I, KH, KW}, memory::data_type::f32,
-                            Nhwc ? memory::format_tag::ohwi
-                                 : memory::format_tag::oihw)
-             : memory::desc({G, O / G, I, KH, KW}, memory::data_type::f32,
-                            Nhwc ? memory::format_tag::gohwi
-                                 : memory::format_tag::goihw);
-  memory::desc BiasDesc({O}, memory::data_type::f32, memory::format_tag::a);
+  memory::dims WeightsDims =
+      G == 1 ? memory::dims{O, I, KH, KW} : memory::dims{G, O / G, I, KH, KW};
+  memory::desc WeightsDesc(
+      WeightsDims, Storage,
+      G == 1 ? (Nhwc ? memory::format_tag::ohwi : memory::format_tag::oihw)
+             : (Nhwc ? memory::format_tag::gohwi : memory::format_tag::goihw));
+  memory::desc BiasDesc({O}, Storage, memory::format_tag::a);
   memory::dims Strides = {D.strides[0], D.strides[1]};
   // oneDNN counts dilation from 0.
   memory::dims Dilations = {D.dilations[0] - 1, D.dilations[1] - 1};
@@ -85,33 +88,76 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
   memory::dims PadR = {D.pads[2], D.pads[3]};
   const dnnl::engine &Engine = K.device().Engine;
   dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
+  // Weight and bias gradients are sums over the whole batch: computed in
+  // float32 whatever the activations' type (bfloat16 convolutions
+  // accumulate in float32 anyway) and rounded once into the operand.
+  const memory::data_type GradWeightsType =
+      Compute == memory::data_type::bf16 ? memory::data_type::f32 : Compute;
 
   // Direct, not auto, for the same reason as the forward kernel: Winograd's
-  // rounding error is far above what the gradients are held to.
+  // rounding error is far above what the gradients are held to. As in the
+  // forward kernel, plain NCHW activations are given to the jit
+  // convolutions as nChw16c (on plain NCHW oneDNN 2.6 has only its gemm
+  // convolutions, about half as fast here), weights in oneDNN's choice.
   auto Algorithm = dnnl::algorithm::convolution_direct;
-  auto ForwardDesc =
-      D.has_bias
-          ? dnnl::convolution_forward::desc(
-                dnnl::prop_kind::forward_training, Algorithm, SrcDesc,
-                WeightsDesc, BiasDesc, DstDesc, Strides, Dilations, PadL, PadR)
-          : dnnl::convolution_forward::desc(
-                dnnl::prop_kind::forward_training, Algorithm, SrcDesc,
-                WeightsDesc, DstDesc, Strides, Dilations, PadL, PadR);
-  dnnl::convolution_forward::primitive_desc Forward(ForwardDesc, Attr, Engine);
-  dnnl::convolution_backward_data::primitive_desc Data(
-      dnnl::convolution_backward_data::desc(Algorithm, SrcDesc, WeightsDesc,
-                                            DstDesc, Strides, Dilations, PadL,
-                                            PadR),
-      Attr, Engine, Forward);
-  auto WeightsBackwardDesc =
-      D.has_bias ? dnnl::convolution_backward_weights::desc(
-                       Algorithm, SrcDesc, WeightsDesc, BiasDesc, DstDesc,
-                       Strides, Dilations, PadL, PadR)
-                 : dnnl::convolution_backward_weights::desc(
-                       Algorithm, SrcDesc, WeightsDesc, DstDesc, Strides,
-                       Dilations, PadL, PadR);
-  dnnl::convolution_backward_weights::primitive_desc Weights(
-      WeightsBackwardDesc, Attr, Engine, Forward);
+  auto Blocked = [&](const memory::desc &Plain) {
+    return memory::desc(Plain.dims(), Compute, memory::format_tag::nChw16c);
+  };
+  auto Any = [](const memory::dims &Dims, memory::data_type Type) {
+    return memory::desc(Dims, Type, memory::format_tag::any);
+  };
+  struct Primitives {
+    dnnl::convolution_backward_data::primitive_desc Data;
+    dnnl::convolution_backward_weights::primitive_desc Weights;
+  };
+  auto Create = [&](const memory::desc &Src,
+                    const memory::desc &Dst) -> Primitives {
+    memory::desc Weights = Any(WeightsDims, Compute);
+    memory::desc Bias = withType(BiasDesc, Compute);
+    auto ForwardDesc =
+        D.has_bias
+            ? dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_training, Algorithm, Src, Weights,
+                  Bias, Dst, Strides, Dilations, PadL, PadR)
+            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                              Algorithm, Src, Weights, Dst,
+                                              Strides, Dilations, PadL, PadR);
+    dnnl::convolution_forward::primitive_desc Forward(ForwardDesc, Attr,
+                                                      Engine);
+    dnnl::convolution_backward_data::primitive_desc Data(
+        dnnl::convolution_backward_data::desc(Algorithm, Src, Weights, Dst,
+                                              Strides, Dilations, PadL, PadR),
+        Attr, Engine, Forward);
+    memory::desc GradWeights = Any(WeightsDims, GradWeightsType);
+    memory::desc GradBias = withType(BiasDesc, GradWeightsType);
+    auto WeightsBackwardDesc = D.has_bias
+                                   ? dnnl::convolution_backward_weights::desc(
+                                         Algorithm, Src, GradWeights, GradBias,
+                                         Dst, Strides, Dilations, PadL, PadR)
+                                   : dnnl::convolution_backward_weights::desc(
+                                         Algorithm, Src, GradWeights, Dst,
+                                         Strides, Dilations, PadL, PadR);
+    return {Data, dnnl::convolution_backward_weights::primitive_desc(
+                      WeightsBackwardDesc, Attr, Engine, Forward)};
+  };
+  auto IsReference = [](const Primitives &P) {
+    return std::string(P.Data.impl_info_str()).rfind("ref", 0) == 0 ||
+           std::string(P.Weights.impl_info_str()).rfind("ref", 0) == 0;
+  };
+  memory::desc ConvSrc = withType(SrcDesc, Compute),
+               ConvDst = withType(DstDesc, Compute);
+  if (!Nhwc) {
+    ConvSrc = G == 1 && C < 16 ? ConvSrc : Blocked(SrcDesc);
+    ConvDst = Blocked(DstDesc);
+  }
+  std::optional<Primitives> P;
+  try {
+    P = Create(ConvSrc, ConvDst);
+  } catch (const dnnl::error &) {
+  }
+  // Shapes with no jit implementation on these layouts: oneDNN chooses.
+  if (!P || IsReference(*P))
+    P = Create(Any(SrcDesc.dims(), Compute), Any(DstDesc.dims(), Compute));
 
   K.addOperand(SrcDesc);
   K.addOperand(WeightsDesc);
@@ -125,19 +171,38 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
     K.addOperand(Spares[J]);
     K.bind(SpareDiffSrcSlot + J, Buffer.get_data_handle());
   }
-  K.addStep(dnnl::convolution_backward_data(Data),
-            {{DNNL_ARG_DIFF_DST, K.operand(DiffDstSlot)},
-             {DNNL_ARG_WEIGHTS, K.operand(WeightsSlot)},
-             {DNNL_ARG_DIFF_SRC, K.operand(DiffSrcSlot)}},
-            Data.scratchpad_desc());
+  memory DiffDst = K.inputIn(DiffDstSlot, P->Data.diff_dst_desc());
+  memory Weights = K.inputIn(WeightsSlot, P->Data.weights_desc());
+  memory DiffSrc = K.outputIn(DiffSrcSlot, P->Data.diff_src_desc());
+  K.addStep(dnnl::convolution_backward_data(P->Data),
+            {{DNNL_ARG_DIFF_DST, DiffDst},
+             {DNNL_ARG_WEIGHTS, Weights},
+             {DNNL_ARG_DIFF_SRC, DiffSrc}},
+            P->Data.scratchpad_desc());
+  K.finishOutput(DiffSrcSlot, DiffSrc);
+
+  memory Src = K.inputIn(SrcSlot, P->Weights.src_desc());
+  // Both primitives usually want the same grad_output layout: one reorder.
+  memory WeightsDiffDst =
+      P->Weights.diff_dst_desc() == DiffDst.get_desc()
+          ? DiffDst
+          : K.inputIn(DiffDstSlot, P->Weights.diff_dst_desc());
+  memory DiffWeights =
+      K.outputIn(DiffWeightsSlot, P->Weights.diff_weights_desc());
   std::vector<std::pair<int, memory>> Args = {
-      {DNNL_ARG_SRC, K.operand(SrcSlot)},
-      {DNNL_ARG_DIFF_DST, K.operand(DiffDstSlot)},
-      {DNNL_ARG_DIFF_WEIGHTS, K.operand(DiffWeightsSlot)}};
+      {DNNL_ARG_SRC, Src},
+      {DNNL_ARG_DIFF_DST, WeightsDiffDst},
+      {DNNL_ARG_DIFF_WEIGHTS, DiffWeights}};
+  memory DiffBias;
+  if (D.has_bias) {
+    DiffBias = K.outputIn(DiffBiasSlot, P->Weights.diff_bias_desc());
+    Args.push_back({DNNL_ARG_DIFF_BIAS, DiffBias});
+  }
+  K.addStep(dnnl::convolution_backward_weights(P->Weights), Args,
+            P->Weights.scratchpad_desc());
+  K.finishOutput(DiffWeightsSlot, DiffWeights);
   if (D.has_bias)
-    Args.push_back({DNNL_ARG_DIFF_BIAS, K.operand(DiffBiasSlot)});
-  K.addStep(dnnl::convolution_backward_weights(Weights), Args,
-            Weights.scratchpad_desc());
+    K.finishOutput(DiffBiasSlot, DiffBias);
 }
 
 /// The caller's pointer, or the kernel's spare buffer when it passed NULL.

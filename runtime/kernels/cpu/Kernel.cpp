@@ -2,6 +2,8 @@
 
 #include "Kernel.h"
 
+#include <cmath>
+#include <cstring>
 #include <sstream>
 
 using namespace fastnn::cpu;
@@ -61,16 +63,44 @@ static dnnl::memory::dims denseStrides(const dnnl::memory::dims &Dims) {
   return Strides;
 }
 
-dnnl::memory::desc fastnn::cpu::denseDesc(const dnnl::memory::dims &Dims) {
-  return dnnl::memory::desc(Dims, dnnl::memory::data_type::f32,
-                            denseStrides(Dims));
+dnnl::memory::data_type fastnn::cpu::storageType(int64_t DType) {
+  switch (DType) {
+  case FNN_F32:
+    return dnnl::memory::data_type::f32;
+  case FNN_BF16:
+    return dnnl::memory::data_type::bf16;
+  case FNN_F16:
+    return dnnl::memory::data_type::f16;
+  default:
+    throw KernelError("dtype " + std::to_string(DType) +
+                      " is not a floating-point type the kernels take");
+  }
+}
+
+dnnl::memory::data_type fastnn::cpu::computeType(int64_t DType) {
+  dnnl::memory::data_type Type = storageType(DType);
+  return Type == dnnl::memory::data_type::f16 ? dnnl::memory::data_type::f32
+                                              : Type;
+}
+
+dnnl::memory::desc fastnn::cpu::withType(const dnnl::memory::desc &Desc,
+                                         dnnl::memory::data_type Type) {
+  dnnl::memory::desc Result = Desc;
+  Result.data.data_type = static_cast<dnnl_data_type_t>(Type);
+  return Result;
+}
+
+dnnl::memory::desc fastnn::cpu::denseDesc(const dnnl::memory::dims &Dims,
+                                          dnnl::memory::data_type Type) {
+  return dnnl::memory::desc(Dims, Type, denseStrides(Dims));
 }
 
 dnnl::memory::desc fastnn::cpu::activationDesc(const fnn_shape &Shape,
-                                               int64_t Layout) {
+                                               int64_t Layout,
+                                               dnnl::memory::data_type Type) {
   dnnl::memory::dims Stored = toDims(Shape);
   if (Layout == FNN_NCHW || Stored.size() <= 2)
-    return denseDesc(Stored);
+    return denseDesc(Stored, Type);
   // NHWC: stored N, S..., C; oneDNN's logical order is N, C, S....
   dnnl::memory::dims StoredStrides = denseStrides(Stored);
   size_t Rank = Stored.size();
@@ -83,7 +113,7 @@ dnnl::memory::desc fastnn::cpu::activationDesc(const fnn_shape &Shape,
     Dims[I + 1] = Stored[I];
     Strides[I + 1] = StoredStrides[I];
   }
-  return dnnl::memory::desc(Dims, dnnl::memory::data_type::f32, Strides);
+  return dnnl::memory::desc(Dims, Type, Strides);
 }
 
 dnnl::primitive_attr fastnn::cpu::makeAttr(int64_t PostOp) {
@@ -135,8 +165,14 @@ void fastnn::cpu::checkShape(const fnn_shape &Shape, const char *Name,
 void fastnn::cpu::checkF32(int64_t DType) {
   if (DType != FNN_F32)
     throw KernelError("dtype " + std::to_string(DType) +
-                      " is not supported on CPU yet (only FNN_F32; bf16 "
-                      "arrives with mixed precision)");
+                      " is not supported by this kernel (only FNN_F32; "
+                      "mixed precision keeps this op in float32)");
+}
+
+void fastnn::cpu::checkFloatType(int64_t DType) {
+  if (DType != FNN_F32 && DType != FNN_BF16 && DType != FNN_F16)
+    throw KernelError("dtype " + std::to_string(DType) +
+                      " is not supported (FNN_F32, FNN_BF16 or FNN_F16)");
 }
 
 void fastnn::cpu::checkLayout(int64_t Layout) {
@@ -192,14 +228,81 @@ static dnnl::reorder::primitive_desc reorderDesc(const dnnl::engine &Engine,
                                        makeAttr(FNN_POST_NONE));
 }
 
+namespace {
+
+bool isHalf(const dnnl::memory::desc &Desc) {
+  return Desc.data_type() == dnnl::memory::data_type::f16;
+}
+
+/// float16 bits to float, exactly (every half is a float).
+float halfToFloat(uint16_t Half) {
+  uint32_t Sign = static_cast<uint32_t>(Half & 0x8000u) << 16;
+  uint32_t Exponent = (Half >> 10) & 0x1fu;
+  uint32_t Mantissa = Half & 0x3ffu;
+  uint32_t Bits;
+  if (Exponent == 0x1f) {
+    Bits = Sign | 0x7f800000u | (Mantissa << 13);
+  } else if (Exponent != 0) {
+    Bits = Sign | ((Exponent + 112) << 23) | (Mantissa << 13);
+  } else {
+    // Zero or subnormal: the mantissa times 2^-24, exact in float.
+    float Value = static_cast<float>(Mantissa) * (1.0f / 16777216.0f);
+    std::memcpy(&Bits, &Value, 4);
+    Bits |= Sign;
+  }
+  float Result;
+  std::memcpy(&Result, &Bits, 4);
+  return Result;
+}
+
+/// float to float16 bits, rounding to nearest even; overflow gives infinity
+/// (as the hardware conversion does), NaN stays NaN.
+uint16_t floatToHalf(float Value) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &Value, 4);
+  uint32_t Sign = (Bits >> 16) & 0x8000u;
+  uint32_t Magnitude = Bits & 0x7fffffffu;
+  if (Magnitude > 0x7f800000u)
+    return static_cast<uint16_t>(Sign | 0x7e00u);
+  if (Magnitude >= 0x477ff000u) // rounds to >= 65520: infinity
+    return static_cast<uint16_t>(Sign | 0x7c00u);
+  if (Magnitude < 0x38800000u) {
+    // Subnormal half (or zero): round Magnitude * 2^24 to an integer.
+    float Abs;
+    std::memcpy(&Abs, &Magnitude, 4);
+    return static_cast<uint16_t>(
+        Sign | static_cast<uint32_t>(std::nearbyint(Abs * 16777216.0f)));
+  }
+  uint32_t Rounded = Magnitude + 0xfffu + ((Magnitude >> 13) & 1u);
+  return static_cast<uint16_t>(Sign | ((Rounded - 0x38000000u) >> 13));
+}
+
+} // namespace
+
+void fnn_kernel::addConversion(const dnnl::memory &From,
+                               const dnnl::memory &To) {
+  Step S;
+  S.Memories = {From, To};
+  S.ToHalf = isHalf(To.get_desc());
+  S.Elements = From.get_desc().get_size() / (S.ToHalf ? 4 : 2);
+  Steps.push_back(std::move(S));
+}
+
 dnnl::memory fnn_kernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
-  const dnnl::memory &Operand = Operands[Slot];
-  if (Operand.get_desc() == Wanted)
-    return Operand;
+  dnnl::memory Source = Operands[Slot];
+  if (Source.get_desc() == Wanted)
+    return Source;
+  if (isHalf(Source.get_desc()) && !isHalf(Wanted)) {
+    dnnl::memory Converted =
+        addInternal(withType(Source.get_desc(), dnnl::memory::data_type::f32));
+    addConversion(Source, Converted);
+    if (Converted.get_desc() == Wanted)
+      return Converted;
+    Source = Converted;
+  }
   dnnl::memory Internal = addInternal(Wanted);
-  auto PD = reorderDesc(Device.Engine, Operand.get_desc(), Wanted);
-  addStep(dnnl::reorder(PD),
-          {{DNNL_ARG_FROM, Operand}, {DNNL_ARG_TO, Internal}},
+  auto PD = reorderDesc(Device.Engine, Source.get_desc(), Wanted);
+  addStep(dnnl::reorder(PD), {{DNNL_ARG_FROM, Source}, {DNNL_ARG_TO, Internal}},
           PD.scratchpad_desc());
   return Internal;
 }
@@ -214,10 +317,21 @@ void fnn_kernel::finishOutput(int Slot, const dnnl::memory &Produced) {
   const dnnl::memory &Operand = Operands[Slot];
   if (Produced.get() == Operand.get())
     return;
-  auto PD = reorderDesc(Device.Engine, Produced.get_desc(), Operand.get_desc());
-  addStep(dnnl::reorder(PD),
-          {{DNNL_ARG_FROM, Produced}, {DNNL_ARG_TO, Operand}},
-          PD.scratchpad_desc());
+  dnnl::memory Target = Operand;
+  if (isHalf(Operand.get_desc()) && !isHalf(Produced.get_desc())) {
+    dnnl::memory::desc Plain =
+        withType(Operand.get_desc(), dnnl::memory::data_type::f32);
+    Target = Produced.get_desc() == Plain ? Produced : addInternal(Plain);
+  }
+  if (Target.get() != Produced.get()) {
+    auto PD =
+        reorderDesc(Device.Engine, Produced.get_desc(), Target.get_desc());
+    addStep(dnnl::reorder(PD),
+            {{DNNL_ARG_FROM, Produced}, {DNNL_ARG_TO, Target}},
+            PD.scratchpad_desc());
+  }
+  if (Target.get() != Operand.get())
+    addConversion(Target, Operand);
 }
 
 void fnn_kernel::bind(int Slot, const void *Data) {
@@ -230,6 +344,20 @@ void fnn_kernel::bind(int Slot, const void *Data) {
 
 void fnn_kernel::run() {
   for (const Step &S : Steps) {
+    if (!S.Primitive) {
+      void *From = nullptr, *To = nullptr;
+      dnnl_memory_get_data_handle(S.Memories[0].get(), &From);
+      dnnl_memory_get_data_handle(S.Memories[1].get(), &To);
+      if (S.ToHalf)
+        for (size_t I = 0; I < S.Elements; ++I)
+          static_cast<uint16_t *>(To)[I] =
+              floatToHalf(static_cast<const float *>(From)[I]);
+      else
+        for (size_t I = 0; I < S.Elements; ++I)
+          static_cast<float *>(To)[I] =
+              halfToFloat(static_cast<const uint16_t *>(From)[I]);
+      continue;
+    }
     dnnl_status_t Status =
         dnnl_primitive_execute(S.Primitive.get(), Device.Stream.get(),
                                static_cast<int>(S.Args.size()), S.Args.data());

@@ -48,13 +48,28 @@ using AlignedBuffer = std::unique_ptr<void, AlignedFree>;
 /// Returns null for zero bytes; throws std::bad_alloc on failure.
 AlignedBuffer allocateAligned(size_t Bytes);
 
+/// The oneDNN type an ABI dtype (FNN_F32, FNN_BF16, FNN_F16) is stored in;
+/// throws for the other dtypes.
+dnnl::memory::data_type storageType(int64_t DType);
+/// The type a kernel computes in: the storage type, except that oneDNN 2.6
+/// has no float16 arithmetic on CPU, so FNN_F16 operands are converted to
+/// float32 around the primitives (correct, not fast).
+dnnl::memory::data_type computeType(int64_t DType);
+/// \p Desc with another element type (same dims and strides or format).
+dnnl::memory::desc withType(const dnnl::memory::desc &Desc,
+                            dnnl::memory::data_type Type);
+
 /// Memory descriptor of an activation tensor given in the ABI's logical
 /// order for \p Layout (NCHW: N, C, spatial...; NHWC: N, spatial..., C),
 /// described to oneDNN in its own N, C, spatial... order with the strides
 /// of the layout.
-dnnl::memory::desc activationDesc(const fnn_shape &Shape, int64_t Layout);
+dnnl::memory::desc
+activationDesc(const fnn_shape &Shape, int64_t Layout,
+               dnnl::memory::data_type Type = dnnl::memory::data_type::f32);
 /// Memory descriptor of a dense row-major tensor.
-dnnl::memory::desc denseDesc(const dnnl::memory::dims &Dims);
+dnnl::memory::desc
+denseDesc(const dnnl::memory::dims &Dims,
+          dnnl::memory::data_type Type = dnnl::memory::data_type::f32);
 dnnl::memory::dims toDims(const fnn_shape &Shape);
 /// Primitive attributes every kernel uses: a user scratchpad (so that
 /// oneDNN never allocates while executing) and an optional fused ReLU.
@@ -67,6 +82,8 @@ const char *layoutName(int64_t Layout);
 void checkShape(const fnn_shape &Shape, const char *Name, int64_t MinRank,
                 int64_t MaxRank);
 void checkF32(int64_t DType);
+/// FNN_F32, FNN_BF16 or FNN_F16: the types of mixed-precision training.
+void checkFloatType(int64_t DType);
 void checkLayout(int64_t Layout);
 void checkPostOp(int64_t PostOp);
 
@@ -106,16 +123,17 @@ struct fnn_kernel {
                const std::vector<std::pair<int, dnnl::memory>> &Args,
                const dnnl::memory::desc &Scratchpad);
   /// The memory a step should read operand \p Slot from when the step wants
-  /// layout \p Wanted: the operand itself if its layout already is that,
-  /// else a kernel-owned buffer filled by a reorder step appended here (so
-  /// call it before adding the step that reads it).
+  /// layout and type \p Wanted: the operand itself if it already is that,
+  /// else a kernel-owned buffer filled by conversion or reorder steps
+  /// appended here (so call it before adding the step that reads it).
   dnnl::memory inputIn(int Slot, const dnnl::memory::desc &Wanted);
   /// The memory a step should write operand \p Slot to when it produces
   /// layout \p Produced: the operand itself, or a kernel-owned buffer that
   /// finishOutput() reorders into the operand.
   dnnl::memory outputIn(int Slot, const dnnl::memory::desc &Produced);
-  /// Appends the reorder from \p Produced (outputIn's result) into operand
-  /// \p Slot, if they differ; call it after adding the producing step.
+  /// Appends the reorder (and conversion) from \p Produced (outputIn's
+  /// result) into operand \p Slot, if they differ; call it after adding the
+  /// producing step.
   void finishOutput(int Slot, const dnnl::memory &Produced);
 
   /// Hot path: a pointer store per operand, then the primitives. Never
@@ -136,12 +154,20 @@ struct fnn_kernel {
   }
 
 private:
+  /// A oneDNN primitive, or (no primitive) a float16 <-> float32 conversion
+  /// from Memories[0] to Memories[1], which oneDNN 2.6's reference reorder
+  /// does ~100x slower than this loop.
   struct Step {
     dnnl::primitive Primitive;
     /// Held so that the C handles in Args stay valid.
     std::vector<dnnl::memory> Memories;
     std::vector<dnnl_exec_arg_t> Args;
+    size_t Elements = 0;
+    bool ToHalf = false;
   };
+  /// Appends a conversion of dense \p From into dense \p To (one of them
+  /// float16, the other float32, same dims and strides).
+  void addConversion(const dnnl::memory &From, const dnnl::memory &To);
 
   fnn_device &Device;
   std::vector<dnnl::memory> Operands;

@@ -28,7 +28,8 @@ std::string describe(const fnn_matmul_desc &D) {
 
 /// \p Shape left-padded with 1s to \p Rank, row-major strides, and the last
 /// two dimensions swapped (in dims and strides) when \p Transposed.
-memory::desc operandDesc(const fnn_shape &Shape, size_t Rank, bool Transposed) {
+memory::desc operandDesc(const fnn_shape &Shape, size_t Rank, bool Transposed,
+                         memory::data_type Type) {
   memory::dims Dims(Rank - Shape.rank, 1);
   Dims.insert(Dims.end(), Shape.dims, Shape.dims + Shape.rank);
   memory::dims Strides(Rank);
@@ -41,11 +42,11 @@ memory::desc operandDesc(const fnn_shape &Shape, size_t Rank, bool Transposed) {
     std::swap(Dims[Rank - 1], Dims[Rank - 2]);
     std::swap(Strides[Rank - 1], Strides[Rank - 2]);
   }
-  return memory::desc(Dims, memory::data_type::f32, Strides);
+  return memory::desc(Dims, Type, Strides);
 }
 
 void build(fnn_kernel &K, const fnn_matmul_desc &D) {
-  checkF32(D.dtype);
+  checkFloatType(D.dtype);
   checkPostOp(D.post_op);
   checkShape(D.a, "a", 2, FNN_MAX_RANK);
   checkShape(D.b, "b", 2, FNN_MAX_RANK);
@@ -53,9 +54,11 @@ void build(fnn_kernel &K, const fnn_matmul_desc &D) {
   size_t Rank = D.output.rank;
   if (D.a.rank > D.output.rank || D.b.rank > D.output.rank)
     throw KernelError("a and b may not have a higher rank than the output");
-  memory::desc ADesc = operandDesc(D.a, Rank, D.transpose_a);
-  memory::desc BDesc = operandDesc(D.b, Rank, D.transpose_b);
-  memory::desc DstDesc = denseDesc(toDims(D.output));
+  const memory::data_type Storage = storageType(D.dtype);
+  const memory::data_type Compute = computeType(D.dtype);
+  memory::desc ADesc = operandDesc(D.a, Rank, D.transpose_a, Storage);
+  memory::desc BDesc = operandDesc(D.b, Rank, D.transpose_b, Storage);
+  memory::desc DstDesc = denseDesc(toDims(D.output), Storage);
   memory::dims A = ADesc.dims(), B = BDesc.dims(), Out = DstDesc.dims();
   if (A[Rank - 1] != B[Rank - 2] || A[Rank - 2] != Out[Rank - 2] ||
       B[Rank - 1] != Out[Rank - 1])
@@ -67,21 +70,29 @@ void build(fnn_kernel &K, const fnn_matmul_desc &D) {
   // The bias is one row, broadcast over every other dimension.
   memory::dims BiasDims(Rank, 1);
   BiasDims[Rank - 1] = Out[Rank - 1];
-  memory::desc BiasDesc = denseDesc(BiasDims);
-  auto Desc = D.has_bias ? dnnl::matmul::desc(ADesc, BDesc, BiasDesc, DstDesc)
-                         : dnnl::matmul::desc(ADesc, BDesc, DstDesc);
+  memory::desc BiasDesc = denseDesc(BiasDims, Storage);
+  // float16 operands are converted to float32 for the primitive (see
+  // computeType); other types are used as they are.
+  auto Computed = [&](const memory::desc &M) { return withType(M, Compute); };
+  auto Desc = D.has_bias
+                  ? dnnl::matmul::desc(Computed(ADesc), Computed(BDesc),
+                                       Computed(BiasDesc), Computed(DstDesc))
+                  : dnnl::matmul::desc(Computed(ADesc), Computed(BDesc),
+                                       Computed(DstDesc));
   dnnl::matmul::primitive_desc PD(Desc, makeAttr(D.post_op), K.device().Engine);
   K.addOperand(ADesc);
   K.addOperand(BDesc);
   K.addOperand(BiasDesc);
   K.addOperand(DstDesc);
+  memory Dst = K.outputIn(DstSlot, PD.dst_desc());
   std::vector<std::pair<int, memory>> Args = {
-      {DNNL_ARG_SRC, K.operand(ASlot)},
-      {DNNL_ARG_WEIGHTS, K.operand(BSlot)},
-      {DNNL_ARG_DST, K.operand(DstSlot)}};
+      {DNNL_ARG_SRC, K.inputIn(ASlot, PD.src_desc())},
+      {DNNL_ARG_WEIGHTS, K.inputIn(BSlot, PD.weights_desc())},
+      {DNNL_ARG_DST, Dst}};
   if (D.has_bias)
-    Args.push_back({DNNL_ARG_BIAS, K.operand(BiasSlot)});
+    Args.push_back({DNNL_ARG_BIAS, K.inputIn(BiasSlot, PD.bias_desc())});
   K.addStep(dnnl::matmul(PD), Args, PD.scratchpad_desc());
+  K.finishOutput(DstSlot, Dst);
 }
 } // namespace
 

@@ -46,13 +46,17 @@ struct BatchNormFold : KernelState {
 };
 
 void buildBatchNorm(fnn_kernel &K, const fnn_batch_norm_desc &D) {
-  checkF32(D.dtype);
+  checkFloatType(D.dtype);
   checkLayout(D.layout);
   checkPostOp(D.post_op);
   checkShape(D.input, "input", 2, 5);
   if (!(D.epsilon >= 0))
     throw KernelError("epsilon must be >= 0");
-  memory::desc DataDesc = activationDesc(D.input, D.layout);
+  // Low-precision activations with float32 A and B (see computeType for
+  // float16).
+  memory::desc DataDesc =
+      activationDesc(D.input, D.layout, storageType(D.dtype));
+  memory::desc ComputeDesc = withType(DataDesc, computeType(D.dtype));
   memory::dims ChannelDims(DataDesc.dims().size(), 1);
   ChannelDims[1] = DataDesc.dims()[1];
   memory::desc ChannelDesc = denseDesc(ChannelDims);
@@ -64,19 +68,22 @@ void buildBatchNorm(fnn_kernel &K, const fnn_batch_norm_desc &D) {
   dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
   Attr.set_post_ops(Ops);
   dnnl::binary::primitive_desc PD(
-      dnnl::binary::desc(dnnl::algorithm::binary_mul, DataDesc, ChannelDesc,
-                         DataDesc),
+      dnnl::binary::desc(dnnl::algorithm::binary_mul, ComputeDesc, ChannelDesc,
+                         ComputeDesc),
       Attr, K.device().Engine);
 
   K.addOperand(DataDesc);
   K.addOperand(DataDesc);
   memory A = K.addInternal(ChannelDesc), B = K.addInternal(ChannelDesc);
+  memory Src = K.inputIn(BnSrcSlot, ComputeDesc);
+  memory Dst = K.outputIn(BnDstSlot, ComputeDesc);
   K.addStep(dnnl::binary(PD),
-            {{DNNL_ARG_SRC_0, K.operand(BnSrcSlot)},
+            {{DNNL_ARG_SRC_0, Src},
              {DNNL_ARG_SRC_1, A},
              {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, B},
-             {DNNL_ARG_DST, K.operand(BnDstSlot)}},
+             {DNNL_ARG_DST, Dst}},
             PD.scratchpad_desc());
+  K.finishOutput(BnDstSlot, Dst);
   auto Fold = std::make_unique<BatchNormFold>();
   Fold->Channels = ChannelDims[1];
   Fold->Epsilon = D.epsilon;

@@ -292,3 +292,11 @@ extern "C" void fnn_optimizer_apply(fnn_kernel *Kernel, void *Param,
     break;
   }
 }
+
+extern "C" void fnn_optimizer_apply_if(fnn_kernel *Kernel, void *Param,
+                                       const void *Grad, void *Slot0,
+                                       void *Slot1, const void *LearningRate,
+                                       const void *Step, const void *Apply) {
+  if (*static_cast<const unsigned char *>(Apply))
+    fnn_optimizer_apply(Kernel, Param, Grad, Slot0, Slot1, LearningRate, Step);
+}

@@ -59,11 +59,20 @@ dnnl::algorithm algorithm(const fnn_pool2d_desc &D) {
                                 : dnnl::algorithm::pooling_avg_exclude_padding;
 }
 
+/// An operand as the kernel's caller stores it, and as the primitives take
+/// it (float16 is converted to float32, see computeType).
+memory::desc operandDesc(const fnn_pool2d_desc &D, const fnn_shape &Shape) {
+  return activationDesc(Shape, D.layout, storageType(D.dtype));
+}
+memory::desc computeDesc(const fnn_pool2d_desc &D, const fnn_shape &Shape) {
+  return activationDesc(Shape, D.layout, computeType(D.dtype));
+}
+
 /// Checks \p D and returns the forward descriptor every pooling kernel of
 /// \p D is made from.
 dnnl::pooling_v2_forward::desc poolingDesc(const fnn_pool2d_desc &D,
                                            dnnl::prop_kind PropKind) {
-  checkF32(D.dtype);
+  checkFloatType(D.dtype);
   checkLayout(D.layout);
   checkShape(D.input, "input", 4, 4);
   checkShape(D.output, "output", 4, 4);
@@ -88,9 +97,8 @@ dnnl::pooling_v2_forward::desc poolingDesc(const fnn_pool2d_desc &D,
                          D.strides[J], D.pads[J], D.pads[J + 2]);
   }
   return dnnl::pooling_v2_forward::desc(
-      PropKind, algorithm(D), activationDesc(D.input, D.layout),
-      activationDesc(D.output, D.layout), {D.strides[0], D.strides[1]},
-      {D.kernel[0], D.kernel[1]},
+      PropKind, algorithm(D), computeDesc(D, D.input), computeDesc(D, D.output),
+      {D.strides[0], D.strides[1]}, {D.kernel[0], D.kernel[1]},
       // oneDNN counts dilation from 0.
       {D.dilations[0] - 1, D.dilations[1] - 1}, {D.pads[0], D.pads[1]}, PadR);
 }
@@ -99,10 +107,11 @@ void buildForward(fnn_kernel &K, const fnn_pool2d_desc &D,
                   dnnl::prop_kind PropKind) {
   dnnl::pooling_v2_forward::primitive_desc PD(
       poolingDesc(D, PropKind), makeAttr(FNN_POST_NONE), K.device().Engine);
-  K.addOperand(activationDesc(D.input, D.layout));
-  K.addOperand(activationDesc(D.output, D.layout));
+  K.addOperand(operandDesc(D, D.input));
+  K.addOperand(operandDesc(D, D.output));
+  memory Dst = K.outputIn(DstSlot, PD.dst_desc());
   std::vector<std::pair<int, memory>> Args = {
-      {DNNL_ARG_SRC, K.operand(SrcSlot)}, {DNNL_ARG_DST, K.operand(DstSlot)}};
+      {DNNL_ARG_SRC, K.inputIn(SrcSlot, PD.src_desc())}, {DNNL_ARG_DST, Dst}};
   // Only max pooling has a workspace, and only when training.
   memory::desc WorkspaceDesc = PD.workspace_desc();
   if (WorkspaceDesc.get_size() > 0) {
@@ -112,6 +121,7 @@ void buildForward(fnn_kernel &K, const fnn_pool2d_desc &D,
     K.setState(std::move(Saved));
   }
   K.addStep(dnnl::pooling_v2_forward(PD), Args, PD.scratchpad_desc());
+  K.finishOutput(DstSlot, Dst);
 }
 
 void buildInference(fnn_kernel &K, const fnn_pool2d_desc &D) {
@@ -129,8 +139,8 @@ void buildBackward(fnn_kernel &K, const fnn_pool2d_desc &D,
   const dnnl::engine &Engine = K.device().Engine;
   dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
   dnnl::pooling_v2_forward::primitive_desc Hint(ForwardDesc, Attr, Engine);
-  memory::desc SrcDesc = activationDesc(D.input, D.layout);
-  memory::desc DstDesc = activationDesc(D.output, D.layout);
+  memory::desc SrcDesc = computeDesc(D, D.input);
+  memory::desc DstDesc = computeDesc(D, D.output);
   dnnl::pooling_v2_backward::primitive_desc PD(
       // The forward's padding_r, for the same windows.
       dnnl::pooling_v2_backward::desc(
@@ -139,11 +149,12 @@ void buildBackward(fnn_kernel &K, const fnn_pool2d_desc &D,
           {D.pads[0], D.pads[1]},
           {ForwardDesc.data.padding[1][0], ForwardDesc.data.padding[1][1]}),
       Attr, Engine, Hint);
-  K.addOperand(DstDesc);
-  K.addOperand(SrcDesc);
+  K.addOperand(operandDesc(D, D.output));
+  K.addOperand(operandDesc(D, D.input));
+  memory DiffSrc = K.outputIn(DiffSrcSlot, PD.diff_src_desc());
   std::vector<std::pair<int, memory>> Args = {
-      {DNNL_ARG_DIFF_DST, K.operand(DiffDstSlot)},
-      {DNNL_ARG_DIFF_SRC, K.operand(DiffSrcSlot)}};
+      {DNNL_ARG_DIFF_DST, K.inputIn(DiffDstSlot, PD.diff_dst_desc())},
+      {DNNL_ARG_DIFF_SRC, DiffSrc}};
   memory::desc WorkspaceDesc = PD.workspace_desc();
   if (WorkspaceDesc.get_size() > 0) {
     // Max pooling routes each gradient to the argmax the forward kernel
@@ -162,6 +173,7 @@ void buildBackward(fnn_kernel &K, const fnn_pool2d_desc &D,
     K.setState(std::make_unique<PoolWorkspace>(*Saved));
   }
   K.addStep(dnnl::pooling_v2_backward(PD), Args, PD.scratchpad_desc());
+  K.finishOutput(DiffSrcSlot, DiffSrc);
 }
 } // namespace
 

@@ -53,13 +53,15 @@ struct Reference {
   }
 };
 
-class BatchNormTrainTest : public KernelTest,
-                           public ::testing::WithParamInterface<int64_t> {};
+// (layout, channels): 32 channels take the kernels' nChw16c path on NCHW.
+class BatchNormTrainTest
+    : public KernelTest,
+      public ::testing::WithParamInterface<std::tuple<int64_t, int64_t>> {};
 
 TEST_P(BatchNormTrainTest, ForwardAndBackwardMatchFloat64) {
-  int64_t Layout = GetParam();
+  const auto [Layout, C] = GetParam();
   bool Nhwc = Layout == FNN_NHWC;
-  const int64_t N = 3, C = 5, H = 4, W = 6;
+  const int64_t N = 3, H = 4, W = 6;
   const double Eps = 1e-3;
   // An offset mean, so that a one-pass variance would lose digits.
   std::vector<float> X = randomData(N * C * H * W, 11, 2.f, 5.f);
@@ -113,9 +115,10 @@ TEST_P(BatchNormTrainTest, ForwardAndBackwardMatchFloat64) {
   EXPECT_EQ(OnlyDshift, GotDshift);
 }
 
-INSTANTIATE_TEST_SUITE_P(Layouts, BatchNormTrainTest,
-                         ::testing::Values(int64_t(FNN_NCHW),
-                                           int64_t(FNN_NHWC)));
+INSTANTIATE_TEST_SUITE_P(
+    Layouts, BatchNormTrainTest,
+    ::testing::Combine(::testing::Values(int64_t(FNN_NCHW), int64_t(FNN_NHWC)),
+                       ::testing::Values(int64_t(5), int64_t(32))));
 
 // Batch norm after a fully connected layer: N x C, statistics over N only.
 TEST_F(KernelTest, BatchNormTrainRank2) {

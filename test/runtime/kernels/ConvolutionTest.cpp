@@ -354,9 +354,9 @@ TEST_F(KernelTest, ConvReadsTheFilterOnEveryCall) {
   expectClose(Y, reference(P, X, F, B, 6, 6));
 }
 
-TEST_F(KernelTest, ConvRejectsBf16) {
+TEST_F(KernelTest, ConvRejectsIntegerDtype) {
   fnn_conv2d_desc D = basicDesc();
-  D.dtype = FNN_BF16;
+  D.dtype = FNN_I32;
   EXPECT_EQ(fnn_conv2d_create(Device, &D), nullptr);
   std::string Error = fnn_last_error();
   EXPECT_NE(Error.find("fnn_conv2d_create"), std::string::npos) << Error;

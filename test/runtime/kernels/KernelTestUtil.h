@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <memory>
 #include <random>
@@ -80,6 +81,57 @@ inline std::vector<float> nhwcToNchw(const std::vector<float> &X, int64_t N,
           Y[((A * C + B) * H + Hh) * W + Ww] =
               X[((A * H + Hh) * W + Ww) * C + B];
   return Y;
+}
+
+/// float to bfloat16 or float16 bits (round to nearest even) and back, for
+/// running low-precision kernels; Dtype is FNN_BF16 or FNN_F16.
+inline uint16_t toLowBits(float Value, int64_t Dtype) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &Value, 4);
+  if (Dtype == FNN_BF16)
+    return static_cast<uint16_t>((Bits + 0x7fffu + ((Bits >> 16) & 1u)) >> 16);
+  // Normal-range float16 only: the tests' values stay within it.
+  uint32_t Sign = (Bits >> 16) & 0x8000u, Magnitude = Bits & 0x7fffffffu;
+  if (Magnitude < 0x38800000u)
+    return static_cast<uint16_t>(Sign);
+  uint32_t Rounded = Magnitude + 0xfffu + ((Magnitude >> 13) & 1u);
+  return static_cast<uint16_t>(Sign | ((Rounded - 0x38000000u) >> 13));
+}
+
+inline float fromLowBits(uint16_t Value, int64_t Dtype) {
+  uint32_t Bits;
+  if (Dtype == FNN_BF16) {
+    Bits = static_cast<uint32_t>(Value) << 16;
+  } else {
+    uint32_t Exponent = (Value >> 10) & 0x1fu;
+    Bits = static_cast<uint32_t>(Value & 0x8000u) << 16;
+    if (Exponent != 0)
+      Bits |= ((Exponent + 112) << 23) | ((Value & 0x3ffu) << 13);
+  }
+  float Result;
+  std::memcpy(&Result, &Bits, 4);
+  return Result;
+}
+
+inline std::vector<uint16_t> toLow(const std::vector<float> &X, int64_t Dtype) {
+  std::vector<uint16_t> Y(X.size());
+  for (size_t I = 0; I < X.size(); ++I)
+    Y[I] = toLowBits(X[I], Dtype);
+  return Y;
+}
+
+inline std::vector<float> fromLow(const std::vector<uint16_t> &X,
+                                  int64_t Dtype) {
+  std::vector<float> Y(X.size());
+  for (size_t I = 0; I < X.size(); ++I)
+    Y[I] = fromLowBits(X[I], Dtype);
+  return Y;
+}
+
+/// X rounded to the low type, as float.
+inline std::vector<float> roundedTo(const std::vector<float> &X,
+                                    int64_t Dtype) {
+  return fromLow(toLow(X, Dtype), Dtype);
 }
 
 struct KernelDeleter {

@@ -39,7 +39,9 @@ extern "C" {
 
 enum fnn_device_kind { FNN_DEVICE_CPU = 0, FNN_DEVICE_CUDA = 1 };
 /* Kernels take the floating-point types; the integer types describe model
- * inputs and outputs (e.g. class indices). */
+ * inputs and outputs (e.g. class indices). Convolution, pooling, batch norm
+ * and matmul take FNN_F32, FNN_BF16 and FNN_F16 activations (batch norm's
+ * statistics, scale and shift stay FNN_F32); the others FNN_F32. */
 enum fnn_dtype {
   FNN_F32 = 0,
   FNN_F16 = 1,
@@ -314,6 +316,14 @@ fnn_kernel *fnn_optimizer_create(fnn_device *device,
 void fnn_optimizer_apply(fnn_kernel *kernel, void *param, const void *grad,
                          void *slot0, void *slot1, const void *learning_rate,
                          const void *step);
+/* fnn_optimizer_apply if *apply (one byte, a bool) is non-zero; otherwise
+ * param and the slots are left as they are. The flag is read through a
+ * device pointer like learning_rate, so that the step decides on the device:
+ * dynamic loss scaling skips the update of a step whose gradients
+ * overflowed. */
+void fnn_optimizer_apply_if(fnn_kernel *kernel, void *param, const void *grad,
+                            void *slot0, void *slot1, const void *learning_rate,
+                            const void *step, const void *apply);
 
 #ifdef __cplusplus
 } /* extern "C" */

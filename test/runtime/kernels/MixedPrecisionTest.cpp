@@ -1,0 +1,288 @@
+//===- MixedPrecisionTest.cpp - bfloat16 and float16 kernels vs float32 ---===//
+//
+// Every kernel that mixed-precision training runs in a low type, run on
+// inputs already rounded to that type and compared with the float32 kernel
+// on the same values: what remains is the rounding of the outputs (and, for
+// float16, of nothing else: it computes in float32). The tolerances are a
+// few units in the last place of the low type: 2^-8 for bfloat16, 2^-11 for
+// float16.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelTestUtil.h"
+
+using namespace fastnn::test;
+
+namespace {
+
+double tolerance(int64_t Dtype) { return Dtype == FNN_BF16 ? 1.5e-2 : 2e-3; }
+
+void expectLowClose(const std::vector<uint16_t> &Got, int64_t Dtype,
+                    const std::vector<float> &Ref) {
+  expectClose(fromLow(Got, Dtype), std::vector<double>(Ref.begin(), Ref.end()),
+              tolerance(Dtype));
+}
+
+class MixedPrecisionTest : public KernelTest,
+                           public ::testing::WithParamInterface<int64_t> {
+protected:
+  int64_t Dtype = GetParam();
+};
+
+fnn_conv2d_desc convDesc(int64_t Dtype, bool Bias) {
+  fnn_conv2d_desc D{};
+  D.input = shape({2, 32, 8, 8});
+  D.filter = shape({16, 32, 3, 3});
+  D.output = shape({2, 16, 8, 8});
+  D.dtype = Dtype;
+  D.layout = FNN_NCHW;
+  D.has_bias = Bias;
+  D.groups = 1;
+  D.strides[0] = D.strides[1] = D.dilations[0] = D.dilations[1] = 1;
+  D.pads[0] = D.pads[1] = D.pads[2] = D.pads[3] = 1;
+  return D;
+}
+
+TEST_P(MixedPrecisionTest, ConvolutionForwardWithBiasAndRelu) {
+  fnn_conv2d_desc D = convDesc(Dtype, true);
+  D.post_op = FNN_POST_RELU;
+  std::vector<float> X = roundedTo(randomData(2 * 32 * 64, 1), Dtype);
+  std::vector<float> W =
+      roundedTo(randomData(16 * 32 * 9, 2, -.2f, .2f), Dtype);
+  std::vector<float> B = roundedTo(randomData(16, 3), Dtype);
+  std::vector<float> Ref(2 * 16 * 64);
+  fnn_conv2d_desc F = D;
+  F.dtype = FNN_F32;
+  KernelPtr Reference(fnn_conv2d_create(Device, &F));
+  ASSERT_TRUE(Reference) << fnn_last_error();
+  fnn_conv2d_forward(Reference.get(), X.data(), W.data(), B.data(), Ref.data());
+
+  KernelPtr K(fnn_conv2d_create(Device, &D));
+  ASSERT_TRUE(K) << fnn_last_error();
+  std::vector<uint16_t> Xl = toLow(X, Dtype), Wl = toLow(W, Dtype),
+                        Bl = toLow(B, Dtype), Y(Ref.size());
+  fnn_conv2d_forward(K.get(), Xl.data(), Wl.data(), Bl.data(), Y.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectLowClose(Y, Dtype, Ref);
+}
+
+TEST_P(MixedPrecisionTest, ConvolutionBackward) {
+  fnn_conv2d_desc D = convDesc(Dtype, true);
+  std::vector<float> X = roundedTo(randomData(2 * 32 * 64, 4), Dtype);
+  std::vector<float> W =
+      roundedTo(randomData(16 * 32 * 9, 5, -.2f, .2f), Dtype);
+  std::vector<float> Dy = roundedTo(randomData(2 * 16 * 64, 6), Dtype);
+  std::vector<float> Dx(X.size()), Dw(W.size()), Db(16);
+  fnn_conv2d_desc F = D;
+  F.dtype = FNN_F32;
+  KernelPtr Reference(fnn_conv2d_backward_create(Device, &F));
+  ASSERT_TRUE(Reference) << fnn_last_error();
+  fnn_conv2d_backward(Reference.get(), X.data(), W.data(), Dy.data(), Dx.data(),
+                      Dw.data(), Db.data());
+
+  KernelPtr K(fnn_conv2d_backward_create(Device, &D));
+  ASSERT_TRUE(K) << fnn_last_error();
+  std::vector<uint16_t> Xl = toLow(X, Dtype), Wl = toLow(W, Dtype),
+                        Dyl = toLow(Dy, Dtype), Dxl(Dx.size()), Dwl(Dw.size()),
+                        Dbl(16);
+  fnn_conv2d_backward(K.get(), Xl.data(), Wl.data(), Dyl.data(), Dxl.data(),
+                      Dwl.data(), Dbl.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectLowClose(Dxl, Dtype, Dx);
+  expectLowClose(Dwl, Dtype, Dw);
+  expectLowClose(Dbl, Dtype, Db);
+}
+
+TEST_P(MixedPrecisionTest, MatmulWithBias) {
+  fnn_matmul_desc D{};
+  D.a = shape({8, 64});
+  D.b = shape({10, 64});
+  D.output = shape({8, 10});
+  D.dtype = Dtype;
+  D.transpose_b = 1;
+  D.has_bias = 1;
+  std::vector<float> A = roundedTo(randomData(8 * 64, 7), Dtype);
+  std::vector<float> B = roundedTo(randomData(10 * 64, 8, -.2f, .2f), Dtype);
+  std::vector<float> Bias = roundedTo(randomData(10, 9), Dtype);
+  std::vector<float> Ref(80);
+  fnn_matmul_desc F = D;
+  F.dtype = FNN_F32;
+  KernelPtr Reference(fnn_matmul_create(Device, &F));
+  ASSERT_TRUE(Reference) << fnn_last_error();
+  fnn_matmul_forward(Reference.get(), A.data(), B.data(), Bias.data(),
+                     Ref.data());
+
+  KernelPtr K(fnn_matmul_create(Device, &D));
+  ASSERT_TRUE(K) << fnn_last_error();
+  std::vector<uint16_t> Al = toLow(A, Dtype), Bl = toLow(B, Dtype),
+                        Biasl = toLow(Bias, Dtype), Y(80);
+  fnn_matmul_forward(K.get(), Al.data(), Bl.data(), Biasl.data(), Y.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectLowClose(Y, Dtype, Ref);
+}
+
+// Low-precision activations, float32 statistics, scale and shift.
+TEST_P(MixedPrecisionTest, BatchNormTrainingForwardAndBackward) {
+  const int64_t N = 2, C = 32, HW = 25;
+  fnn_batch_norm_desc D{};
+  D.input = shape({N, C, 5, 5});
+  D.dtype = Dtype;
+  D.layout = FNN_NCHW;
+  D.epsilon = 1e-3;
+  std::vector<float> X =
+      roundedTo(randomData(N * C * HW, 10, -2.f, 2.f), Dtype);
+  std::vector<float> Dy = roundedTo(randomData(N * C * HW, 11), Dtype);
+  std::vector<float> Scale = randomData(C, 12, .5f, 1.5f);
+  std::vector<float> Shift = randomData(C, 13);
+  fnn_batch_norm_desc F = D;
+  F.dtype = FNN_F32;
+  KernelPtr RefFw(fnn_batch_norm_train_create(Device, &F));
+  KernelPtr RefBw(fnn_batch_norm_backward_create(Device, &F));
+  ASSERT_TRUE(RefFw && RefBw) << fnn_last_error();
+  std::vector<float> Y(X.size()), Mean(C), Var(C), Dx(X.size()), Ds(C), Dt(C);
+  fnn_batch_norm_train_forward(RefFw.get(), X.data(), Scale.data(),
+                               Shift.data(), Y.data(), Mean.data(), Var.data());
+  fnn_batch_norm_backward(RefBw.get(), X.data(), Scale.data(), Mean.data(),
+                          Var.data(), Dy.data(), Dx.data(), Ds.data(),
+                          Dt.data());
+
+  KernelPtr Fw(fnn_batch_norm_train_create(Device, &D));
+  KernelPtr Bw(fnn_batch_norm_backward_create(Device, &D));
+  ASSERT_TRUE(Fw && Bw) << fnn_last_error();
+  std::vector<uint16_t> Xl = toLow(X, Dtype), Dyl = toLow(Dy, Dtype),
+                        Yl(X.size()), Dxl(X.size());
+  std::vector<float> GotMean(C), GotVar(C), GotDs(C), GotDt(C);
+  fnn_batch_norm_train_forward(Fw.get(), Xl.data(), Scale.data(), Shift.data(),
+                               Yl.data(), GotMean.data(), GotVar.data());
+  fnn_batch_norm_backward(Bw.get(), Xl.data(), Scale.data(), GotMean.data(),
+                          GotVar.data(), Dyl.data(), Dxl.data(), GotDs.data(),
+                          GotDt.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectLowClose(Yl, Dtype, Y);
+  expectLowClose(Dxl, Dtype, Dx);
+  // The statistics and parameter gradients stay float32: they see the same
+  // inputs and differ by summation order only.
+  auto Wide = [](const std::vector<float> &V) {
+    return std::vector<double>(V.begin(), V.end());
+  };
+  expectClose(GotMean, Wide(Mean), 1e-5);
+  expectClose(GotVar, Wide(Var), 1e-5);
+  expectClose(GotDs, Wide(Ds), 1e-4);
+  expectClose(GotDt, Wide(Dt), 1e-4);
+}
+
+TEST_P(MixedPrecisionTest, MaxPoolingForwardAndBackward) {
+  fnn_pool2d_desc D{};
+  D.input = shape({2, 16, 9, 9});
+  D.output = shape({2, 16, 4, 4});
+  D.dtype = Dtype;
+  D.layout = FNN_NCHW;
+  D.kind = FNN_POOL_MAX;
+  D.kernel[0] = D.kernel[1] = 3;
+  D.strides[0] = D.strides[1] = 2;
+  D.dilations[0] = D.dilations[1] = 1;
+  std::vector<float> X = roundedTo(randomData(2 * 16 * 81, 14), Dtype);
+  std::vector<float> Dy = roundedTo(randomData(2 * 16 * 16, 15), Dtype);
+  fnn_pool2d_desc F = D;
+  F.dtype = FNN_F32;
+  KernelPtr RefFw(fnn_pool2d_train_create(Device, &F));
+  ASSERT_TRUE(RefFw) << fnn_last_error();
+  KernelPtr RefBw(fnn_pool2d_backward_create(Device, &F, RefFw.get()));
+  ASSERT_TRUE(RefBw) << fnn_last_error();
+  std::vector<float> Y(Dy.size()), Dx(X.size());
+  fnn_pool2d_forward(RefFw.get(), X.data(), Y.data());
+  fnn_pool2d_backward(RefBw.get(), Dy.data(), Dx.data());
+
+  KernelPtr Fw(fnn_pool2d_train_create(Device, &D));
+  ASSERT_TRUE(Fw) << fnn_last_error();
+  KernelPtr Bw(fnn_pool2d_backward_create(Device, &D, Fw.get()));
+  ASSERT_TRUE(Bw) << fnn_last_error();
+  std::vector<uint16_t> Xl = toLow(X, Dtype), Dyl = toLow(Dy, Dtype),
+                        Yl(Y.size()), Dxl(X.size());
+  fnn_pool2d_forward(Fw.get(), Xl.data(), Yl.data());
+  fnn_pool2d_backward(Bw.get(), Dyl.data(), Dxl.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  // A maximum is exact in any type; overlapping windows sum gradients.
+  EXPECT_EQ(fromLow(Yl, Dtype), Y);
+  expectLowClose(Dxl, Dtype, Dx);
+}
+
+TEST_P(MixedPrecisionTest, InferenceBatchNorm) {
+  const int64_t C = 16;
+  fnn_batch_norm_desc D{};
+  D.input = shape({2, C, 3, 3});
+  D.dtype = Dtype;
+  D.layout = FNN_NCHW;
+  D.epsilon = 1e-5;
+  D.post_op = FNN_POST_RELU;
+  std::vector<float> X = roundedTo(randomData(2 * C * 9, 16, -2.f, 2.f), Dtype);
+  std::vector<float> Scale = randomData(C, 17, .5f, 1.5f),
+                     Shift = randomData(C, 18), Mean = randomData(C, 19),
+                     Var = randomData(C, 20, .5f, 2.f);
+  fnn_batch_norm_desc F = D;
+  F.dtype = FNN_F32;
+  KernelPtr Reference(fnn_batch_norm_create(Device, &F));
+  KernelPtr K(fnn_batch_norm_create(Device, &D));
+  ASSERT_TRUE(Reference && K) << fnn_last_error();
+  std::vector<float> Y(X.size());
+  fnn_batch_norm_forward(Reference.get(), X.data(), Scale.data(), Shift.data(),
+                         Mean.data(), Var.data(), Y.data());
+  std::vector<uint16_t> Xl = toLow(X, Dtype), Yl(X.size());
+  fnn_batch_norm_forward(K.get(), Xl.data(), Scale.data(), Shift.data(),
+                         Mean.data(), Var.data(), Yl.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectLowClose(Yl, Dtype, Y);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, MixedPrecisionTest,
+                         ::testing::Values(int64_t(FNN_BF16), int64_t(FNN_F16)),
+                         [](const ::testing::TestParamInfo<int64_t> &Info) {
+                           return Info.param == FNN_BF16 ? "bf16" : "f16";
+                         });
+
+// Overflow to float16 gives infinity, as the hardware conversion does (the
+// case dynamic loss scaling detects).
+TEST_F(KernelTest, Float16OutputOverflowsToInfinity) {
+  fnn_matmul_desc D{};
+  D.a = shape({1, 1});
+  D.b = shape({1, 1});
+  D.output = shape({1, 1});
+  D.dtype = FNN_F16;
+  KernelPtr K(fnn_matmul_create(Device, &D));
+  ASSERT_TRUE(K) << fnn_last_error();
+  uint16_t A = toLowBits(300.f, FNN_F16), B = toLowBits(300.f, FNN_F16), Y = 0;
+  fnn_matmul_forward(K.get(), &A, &B, nullptr, &Y);
+  EXPECT_EQ(Y, 0x7c00u);
+}
+
+// Dynamic loss scaling skips the update of a step whose gradients
+// overflowed: parameter and slots untouched.
+TEST_F(KernelTest, OptimizerApplyIfSkipsOnFalse) {
+  fnn_optimizer_desc D{};
+  D.kind = FNN_OPT_MOMENTUM;
+  D.dtype = FNN_F32;
+  D.num_elements = 3;
+  D.momentum = 0.9;
+  KernelPtr K(fnn_optimizer_create(Device, &D));
+  ASSERT_TRUE(K) << fnn_last_error();
+  std::vector<float> X = {1.f, 2.f, 3.f}, G = {.5f, -.5f, 1.f},
+                     Accum = {.1f, .2f, .3f};
+  const std::vector<float> X0 = X, Accum0 = Accum;
+  float Lr = 0.1f;
+  int64_t Step = 1;
+  unsigned char Skip = 0, Apply = 1;
+  fnn_optimizer_apply_if(K.get(), X.data(), G.data(), Accum.data(), nullptr,
+                         &Lr, &Step, &Skip);
+  EXPECT_EQ(X, X0);
+  EXPECT_EQ(Accum, Accum0);
+  std::vector<float> Y = X0, AccumY = Accum0;
+  fnn_optimizer_apply(K.get(), Y.data(), G.data(), AccumY.data(), nullptr, &Lr,
+                      &Step);
+  fnn_optimizer_apply_if(K.get(), X.data(), G.data(), Accum.data(), nullptr,
+                         &Lr, &Step, &Apply);
+  EXPECT_EQ(X, Y);
+  EXPECT_EQ(Accum, AccumY);
+  EXPECT_NE(X, X0);
+}
+
+} // namespace
