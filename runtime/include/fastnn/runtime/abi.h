@@ -325,6 +325,59 @@ void fnn_optimizer_apply_if(fnn_kernel *kernel, void *param, const void *grad,
                             void *slot0, void *slot1, const void *learning_rate,
                             const void *step, const void *apply);
 
+/*===----------------------------------------------------------------------===*
+ * Collectives: data-parallel training across processes
+ *
+ * A job is K processes (workers, ranks 0..K-1; rank 0 is the chief) that
+ * run the same compiled step on their own batches, launched by mpirun or a
+ * similar launcher; a process started alone is a job of one. The runtime
+ * owns the job's communicator: MPI between CPU processes (runtime/
+ * collectives/mpi); CUDA builds add NCCL, bootstrapped through it, behind
+ * the same calls.
+ *===----------------------------------------------------------------------===*/
+
+/* For the driver (train.bin's main). fnn_comm_init joins the job the
+ * launcher started (it may consume launcher arguments from argc/argv) and
+ * returns 0; without a launcher it starts nothing and the job has one
+ * process. -1 with fnn_last_error() set on failure. The other calls are
+ * valid after it; before it, the process counts as a job of one. Call it
+ * before fnn_model_init: allreduce kernels are made for the job's size. */
+int64_t fnn_comm_init(int *argc, char ***argv);
+int64_t fnn_comm_rank(void);
+int64_t fnn_comm_size(void);
+/* This process's index among the job's processes on its host (the device
+ * index a CUDA worker takes). */
+int64_t fnn_comm_local_rank(void);
+/* Copies `bytes` of host memory from the root process to every other one;
+ * blocking, collective (every process calls it in the same order). Returns
+ * 0, or -1 with fnn_last_error() set. */
+int64_t fnn_comm_broadcast(void *buffer, size_t bytes, int64_t root);
+/* Ends every process of the job with exit code `code` (a worker that fails
+ * must not leave the others waiting in a collective); never returns. */
+void fnn_comm_abort(int64_t code);
+/* Leaves the job once no collective is in flight; collective. */
+void fnn_comm_finalize(void);
+
+/* For generated code: an allreduce is a kernel made at init. Each call of
+ * fnn_allreduce_start reduces `count` elements at `buffer` (a bucket of
+ * gradients laid out back to back) in place over all processes: their sum,
+ * or their mean. It returns at once; the reduction proceeds while the
+ * compute stream goes on (CPU: on the communicator's thread; CUDA: on the
+ * communication stream after an event of the compute stream), and the
+ * buffer must not be touched until fnn_allreduce_wait(kernel) returns.
+ * Every process starts the same kernels in the same order. A collective
+ * that fails (a peer died) prints one line naming this rank and ends the
+ * job through fnn_comm_abort. With one process both calls return at once. */
+enum fnn_allreduce_op { FNN_ALLREDUCE_SUM = 0, FNN_ALLREDUCE_MEAN = 1 };
+
+typedef struct fnn_allreduce_desc {
+  int64_t count, dtype, op;
+} fnn_allreduce_desc;
+fnn_kernel *fnn_allreduce_create(fnn_device *device,
+                                 const fnn_allreduce_desc *desc);
+void fnn_allreduce_start(fnn_kernel *kernel, void *buffer);
+void fnn_allreduce_wait(fnn_kernel *kernel);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

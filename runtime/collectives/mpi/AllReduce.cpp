@@ -1,0 +1,68 @@
+//===- AllReduce.cpp - fnn_allreduce_* on CPU over MPI --------------------===//
+//
+// An allreduce kernel holds its job (count, type, sum or mean); start hands
+// it with the bucket's address to the communicator's thread, wait blocks
+// until that thread is done with it. In a job of one process both return
+// at once: the sum and the mean over one process are the input.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Communicator.h"
+
+#include "Kernel.h"
+
+using fastnn::collectives::AllReduceJob;
+using fastnn::collectives::Communicator;
+using fastnn::cpu::KernelError;
+
+namespace {
+
+struct AllReduceState : fastnn::cpu::KernelState {
+  AllReduceJob Job;
+};
+
+} // namespace
+
+extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
+                                            const fnn_allreduce_desc *Desc) {
+  return fastnn::cpu::createKernel(
+      "fnn_allreduce_create", Device, Desc,
+      [](fnn_kernel &Kernel, const fnn_allreduce_desc &D) {
+        if (D.count < 0)
+          throw KernelError("negative count");
+        if (D.op != FNN_ALLREDUCE_SUM && D.op != FNN_ALLREDUCE_MEAN)
+          throw KernelError("op " + std::to_string(D.op) +
+                            " is neither sum nor mean");
+        Communicator &Comm = Communicator::get();
+        // MPI reduces no half-precision type; a job of one reduces nothing.
+        if (Comm.size() > 1 && D.dtype != FNN_F32 && D.dtype != FNN_F64)
+          throw KernelError("the MPI backend reduces float32 and float64 "
+                            "tensors only");
+        auto State = std::make_unique<AllReduceState>();
+        State->Job.Count = D.count;
+        State->Job.Double = D.dtype == FNN_F64;
+        State->Job.Mean = D.op == FNN_ALLREDUCE_MEAN;
+        Comm.reserve();
+        Kernel.setState(std::move(State));
+      },
+      [](const fnn_allreduce_desc &D) {
+        return std::to_string(D.count) + " elements of dtype " +
+               std::to_string(D.dtype) + ", op " + std::to_string(D.op);
+      });
+}
+
+extern "C" void fnn_allreduce_start(fnn_kernel *Kernel, void *Buffer) {
+  Communicator &Comm = Communicator::get();
+  if (Comm.size() == 1)
+    return;
+  AllReduceJob &Job = Kernel->state<AllReduceState>().Job;
+  Job.Buffer = Buffer;
+  Comm.start(Job);
+}
+
+extern "C" void fnn_allreduce_wait(fnn_kernel *Kernel) {
+  Communicator &Comm = Communicator::get();
+  if (Comm.size() == 1)
+    return;
+  Comm.wait(Kernel->state<AllReduceState>().Job);
+}

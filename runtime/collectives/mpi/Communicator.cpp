@@ -1,0 +1,265 @@
+//===- Communicator.cpp - the job's processes over MPI --------------------===//
+
+#include "Communicator.h"
+
+#include "Kernel.h"
+
+#include "fastnn/runtime/abi.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+
+namespace fastnn::collectives {
+
+namespace {
+
+/// Whether a launcher started this process as part of a job: OpenMPI's
+/// mpirun sets OMPI_*, PMIx and PMI launchers (Slurm's srun, MPICH's
+/// hydra) PMIX_*/PMI_*. A process started alone does not initialise MPI,
+/// which would cost a singleton start-up (about half a second with
+/// OpenMPI) for nothing.
+bool launched() {
+  for (const char *Name :
+       {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(Name))
+      return true;
+  return false;
+}
+
+std::string mpiErrorText(int Code) {
+  char Text[MPI_MAX_ERROR_STRING];
+  int Length = 0;
+  if (MPI_Error_string(Code, Text, &Length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(Code);
+  return std::string(Text, static_cast<size_t>(Length));
+}
+
+/// MPI counts are int: larger buffers go in pieces.
+constexpr int64_t MaxCount = INT_MAX;
+
+} // namespace
+
+Communicator &Communicator::get() {
+  // Never destroyed: a process that exits while a collective blocks the
+  // communication thread must not wait to join it.
+  static Communicator *Instance = new Communicator();
+  return *Instance;
+}
+
+bool Communicator::init(int *Argc, char ***Argv, std::string &Error) {
+  if (Joined)
+    return true;
+  Joined = true;
+  if (Argv && *Argv && (*Argv)[0]) {
+    Program = (*Argv)[0];
+    Program = Program.substr(Program.find_last_of('/') + 1);
+  }
+  if (!launched())
+    return true;
+  int Provided = MPI_THREAD_SINGLE;
+  int Code = MPI_Init_thread(Argc, Argv, MPI_THREAD_MULTIPLE, &Provided);
+  if (Code != MPI_SUCCESS) {
+    Error = "MPI_Init_thread: " + mpiErrorText(Code);
+    return false;
+  }
+  Mpi = true;
+  // Collectives run on the communication thread, other calls on the
+  // caller's, never at the same time.
+  if (Provided < MPI_THREAD_SERIALIZED) {
+    Error = "the MPI library offers thread level " + std::to_string(Provided) +
+            "; fastnn needs MPI_THREAD_SERIALIZED (" +
+            std::to_string(MPI_THREAD_SERIALIZED) + ") or more";
+    return false;
+  }
+  // A failed collective returns, so that the message names this rank and
+  // the likely cause before the job ends.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &Rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &Size);
+  MPI_Comm Local;
+  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, Rank,
+                          MPI_INFO_NULL, &Local) == MPI_SUCCESS) {
+    MPI_Comm_rank(Local, &LocalRank);
+    MPI_Comm_free(&Local);
+  }
+  return true;
+}
+
+bool Communicator::broadcast(void *Buffer, size_t Bytes, int Root,
+                             std::string &Error) {
+  if (Size == 1)
+    return true;
+  char *Data = static_cast<char *>(Buffer);
+  for (size_t Done = 0; Done < Bytes;) {
+    int Piece = static_cast<int>(
+        std::min<size_t>(Bytes - Done, static_cast<size_t>(MaxCount)));
+    int Code = MPI_Bcast(Data + Done, Piece, MPI_BYTE, Root, MPI_COMM_WORLD);
+    if (Code != MPI_SUCCESS) {
+      Error = "broadcast of " + std::to_string(Bytes) + " bytes from rank " +
+              std::to_string(Root) + ": " + mpiErrorText(Code);
+      return false;
+    }
+    Done += static_cast<size_t>(Piece);
+  }
+  return true;
+}
+
+void Communicator::abort(int Code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (Mpi)
+    MPI_Abort(MPI_COMM_WORLD, Code);
+  std::exit(Code);
+}
+
+void Communicator::finalize() {
+  if (Thread.joinable()) {
+    {
+      std::lock_guard<std::mutex> Lock(Mutex);
+      Stopping = true;
+    }
+    Started.notify_all();
+    Thread.join();
+  }
+  if (Mpi) {
+    MPI_Finalize();
+    Mpi = false;
+  }
+}
+
+void Communicator::reserve() {
+  if (Size == 1)
+    return;
+  std::lock_guard<std::mutex> Lock(Mutex);
+  // Kernels are made at init, when nothing is in flight: the ring can grow
+  // without reordering it.
+  Queue.resize(Queue.size() + 1);
+  Head = 0;
+  if (!Thread.joinable())
+    Thread = std::thread([this] { run(); });
+}
+
+void Communicator::start(AllReduceJob &Job) {
+  {
+    std::lock_guard<std::mutex> Lock(Mutex);
+    if (Job.InFlight || Queued == Queue.size())
+      failed("starting an allreduce that is already in flight", MPI_SUCCESS);
+    Job.InFlight = true;
+    Queue[(Head + Queued) % Queue.size()] = &Job;
+    ++Queued;
+  }
+  Started.notify_one();
+}
+
+void Communicator::wait(AllReduceJob &Job) {
+  std::unique_lock<std::mutex> Lock(Mutex);
+  Finished.wait(Lock, [&] { return !Job.InFlight; });
+}
+
+void Communicator::run() {
+  for (;;) {
+    AllReduceJob *Job;
+    {
+      std::unique_lock<std::mutex> Lock(Mutex);
+      Started.wait(Lock, [&] { return Stopping || Queued > 0; });
+      if (Queued == 0)
+        return;
+      Job = Queue[Head];
+      Head = (Head + 1) % Queue.size();
+      --Queued;
+    }
+    reduce(*Job);
+    {
+      std::lock_guard<std::mutex> Lock(Mutex);
+      Job->InFlight = false;
+    }
+    Finished.notify_all();
+  }
+}
+
+void Communicator::reduce(AllReduceJob &Job) {
+  const size_t ElementBytes = Job.Double ? sizeof(double) : sizeof(float);
+  MPI_Datatype Type = Job.Double ? MPI_DOUBLE : MPI_FLOAT;
+  char *Data = static_cast<char *>(Job.Buffer);
+  for (int64_t Done = 0; Done < Job.Count;) {
+    int Piece = static_cast<int>(std::min(Job.Count - Done, MaxCount));
+    int Code = MPI_Allreduce(MPI_IN_PLACE,
+                             Data + static_cast<size_t>(Done) * ElementBytes,
+                             Piece, Type, MPI_SUM, MPI_COMM_WORLD);
+    if (Code != MPI_SUCCESS)
+      failed("the allreduce of " +
+                 std::to_string(static_cast<size_t>(Job.Count) * ElementBytes) +
+                 " bytes",
+             Code);
+    Done += Piece;
+  }
+  if (!Job.Mean)
+    return;
+  if (Job.Double) {
+    double Scale = 1.0 / Size;
+    double *Values = static_cast<double *>(Job.Buffer);
+    for (int64_t I = 0; I < Job.Count; ++I)
+      Values[I] *= Scale;
+  } else {
+    float Scale = 1.0f / static_cast<float>(Size);
+    float *Values = static_cast<float *>(Job.Buffer);
+    for (int64_t I = 0; I < Job.Count; ++I)
+      Values[I] *= Scale;
+  }
+}
+
+void Communicator::failed(const std::string &What, int MpiError) {
+  std::fprintf(stderr, "%s: error: rank %d of %d: %s%s\n", Program.c_str(),
+               Rank, Size, What.c_str(),
+               MpiError == MPI_SUCCESS
+                   ? ""
+                   : (" failed: " + mpiErrorText(MpiError) +
+                      "; another worker has probably died or been killed "
+                      "(the launcher's message names it)")
+                         .c_str());
+  abort(1);
+}
+
+} // namespace fastnn::collectives
+
+using fastnn::collectives::Communicator;
+using fastnn::cpu::clearLastError;
+using fastnn::cpu::setLastError;
+
+extern "C" int64_t fnn_comm_init(int *Argc, char ***Argv) {
+  clearLastError();
+  std::string Error;
+  if (!Communicator::get().init(Argc, Argv, Error)) {
+    setLastError("fnn_comm_init: " + Error);
+    return -1;
+  }
+  return 0;
+}
+
+extern "C" int64_t fnn_comm_rank(void) { return Communicator::get().rank(); }
+
+extern "C" int64_t fnn_comm_size(void) { return Communicator::get().size(); }
+
+extern "C" int64_t fnn_comm_local_rank(void) {
+  return Communicator::get().localRank();
+}
+
+extern "C" int64_t fnn_comm_broadcast(void *Buffer, size_t Bytes,
+                                      int64_t Root) {
+  clearLastError();
+  std::string Error;
+  if (!Communicator::get().broadcast(Buffer, Bytes, static_cast<int>(Root),
+                                     Error)) {
+    setLastError("fnn_comm_broadcast: " + Error);
+    return -1;
+  }
+  return 0;
+}
+
+extern "C" void fnn_comm_abort(int64_t Code) {
+  Communicator::get().abort(static_cast<int>(Code));
+}
+
+extern "C" void fnn_comm_finalize(void) { Communicator::get().finalize(); }
