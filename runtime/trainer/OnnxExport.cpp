@@ -90,7 +90,9 @@ Status exportOnnx(const std::string &Path, const char *Template,
   // What is left are parameters the importer untied from an Identity: the
   // Identity's output becomes an initializer with the copy's trained value.
   auto *Nodes = Graph.mutable_node();
-  for (auto &[Name, Record] : Values) {
+  for (const auto &Entry : Values) {
+    const std::string &Name = Entry.first;
+    const StateTensor *Record = Entry.second;
     auto Node = std::find_if(
         Nodes->begin(), Nodes->end(), [&](const onnx::NodeProto &N) {
           return N.op_type() == "Identity" && N.output_size() == 1 &&

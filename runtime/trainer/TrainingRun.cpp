@@ -1,7 +1,7 @@
 //===- TrainingRun.cpp - The training loop of train.bin -------------------===//
 
-#include "TrainingRun.h"
 #include "InputStaging.h"
+#include "TrainingRun.h"
 
 #include "fastnn/runtime/model.h"
 #include "fastnn/trainer/Checkpoint.h"
@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <memory>
 #include <set>
+#include <unistd.h>
 
 namespace fastnn::trainer {
 
@@ -68,6 +69,34 @@ void printModelStatistics(const std::vector<TensorRecord> &State) {
 }
 
 /// The spans the compiled step recorded since tracing was turned on.
+/// "1h02m", "3m07s" or "42s".
+std::string durationText(double Seconds) {
+  auto Total = static_cast<long long>(std::llround(std::max(Seconds, 0.0)));
+  char Text[32];
+  if (Total >= 3600)
+    std::snprintf(Text, sizeof(Text), "%lldh%02lldm", Total / 3600,
+                  Total / 60 % 60);
+  else if (Total >= 60)
+    std::snprintf(Text, sizeof(Text), "%lldm%02llds", Total / 60, Total % 60);
+  else
+    std::snprintf(Text, sizeof(Text), "%llds", Total);
+  return Text;
+}
+
+/// One terminal line, redrawn in place: "[=====>    ] 312/937 eta 1m05s".
+void drawProgress(int64_t Step, int64_t Total, double Eta) {
+  constexpr int Width = 30;
+  int Filled = static_cast<int>(Width * Step / std::max<int64_t>(Total, 1));
+  std::string Bar(static_cast<size_t>(Filled), '=');
+  if (Filled < Width)
+    Bar += '>';
+  Bar.resize(Width, ' ');
+  std::printf("\r[%s] %lld/%lld eta %s  ", Bar.c_str(),
+              static_cast<long long>(Step), static_cast<long long>(Total),
+              durationText(Eta).c_str());
+  std::fflush(stdout);
+}
+
 std::vector<fnn_trace_span> collectKernelSpans() {
   std::vector<fnn_trace_span> Spans;
   fnn_trace_span Buffer[1024];
@@ -435,6 +464,9 @@ int TrainingRun::run() {
           : 0;
   const int64_t EvalEvery = H.getInt("eval_every_n_iters");
   bool PrintPlacement = H.getBool("log_device_placement");
+  // A progress bar only for a person watching; logs and pipes get lines.
+  const bool Terminal = isatty(fileno(stdout)) != 0;
+  int64_t LastDrawn = 0;
 
   InputStaging Input(M.Images, M.Labels, Arena);
   const int64_t Start = fnn_trace_now_ns();
@@ -493,16 +525,26 @@ int TrainingRun::run() {
     LastLoss = Loss;
     LastTop1 = Top1;
     LastTop5 = Top5;
-    if (LogEvery > 0 && (Step % LogEvery == 0 || Step == TrainSteps)) {
-      int64_t Now = fnn_trace_now_ns();
+    const int64_t Now = fnn_trace_now_ns();
+    // The remaining steps at this run's mean step time so far.
+    const double Eta = static_cast<double>(Now - Start) * 1e-9 / Steps *
+                       static_cast<double>(TrainSteps - Step);
+    const bool Log =
+        LogEvery > 0 && (Step % LogEvery == 0 || Step == TrainSteps);
+    if (Terminal && !Log && Now - LastDrawn > 200'000'000) {
+      drawProgress(Step, TrainSteps, Eta);
+      LastDrawn = Now;
+    }
+    if (Log) {
       double Seconds = static_cast<double>(Now - WindowStart) * 1e-9;
       double ImagesPerSecond =
           Seconds > 0 ? WindowSteps * BatchSize / Seconds : 0.0;
-      std::printf("step %lld: loss=%.6f lr=%.6g top1=%.4f top5=%.4f "
-                  "images/s=%.1f data_wait=%.1f%%\n",
-                  static_cast<long long>(Step), Loss, Rate, Top1, Top5,
-                  ImagesPerSecond,
-                  Seconds > 0 ? 100.0 * WindowWait / Seconds : 0.0);
+      std::printf("%sstep %lld: loss=%.6f lr=%.6g top1=%.4f top5=%.4f "
+                  "images/s=%.1f data_wait=%.1f%% eta=%s\n",
+                  Terminal ? "\r\033[K" : "", static_cast<long long>(Step),
+                  Loss, Rate, Top1, Top5, ImagesPerSecond,
+                  Seconds > 0 ? 100.0 * WindowWait / Seconds : 0.0,
+                  durationText(Eta).c_str());
       std::fflush(stdout);
       if (Events)
         if (Status E = Events->scalars(
@@ -519,9 +561,13 @@ int TrainingRun::run() {
       WaitSeconds += WindowWait;
       WindowWait = 0;
     }
-    if (Saving && SaveEvery > 0 && Step % SaveEvery == 0)
+    const bool SaveNow = Saving && SaveEvery > 0 && Step % SaveEvery == 0;
+    const bool EvaluateNow = EvalEvery > 0 && Step % EvalEvery == 0;
+    if (Terminal && (SaveNow || EvaluateNow || Step == TrainSteps))
+      std::printf("\r\033[K");
+    if (SaveNow)
       save(Step);
-    if (EvalEvery > 0 && Step % EvalEvery == 0)
+    if (EvaluateNow)
       evaluate(Step);
   }
   WaitSeconds += WindowWait;
