@@ -10,14 +10,18 @@ namespace fastnn::trainer {
 
 MockDataSource::MockDataSource(int64_t BatchSize, int64_t SampleElements,
                                int64_t NumClasses, uint64_t Seed,
-                               int64_t MaxPoolBatches, int64_t MaxPoolBytes)
-    : BatchSize(BatchSize), SampleElements(SampleElements) {
+                               int64_t MaxPoolBatches, int64_t MaxPoolBytes,
+                               InputShard Shard)
+    : BatchSize(BatchSize), SampleElements(SampleElements), Shard(Shard) {
+  // The pool is the job's: every worker draws all of it and keeps its
+  // slice of each batch.
+  int64_t JobBatch = BatchSize * Shard.Count;
   int64_t BatchBytes =
-      BatchSize * SampleElements * static_cast<int64_t>(sizeof(float));
+      JobBatch * SampleElements * static_cast<int64_t>(sizeof(float));
   PoolBatches = std::max<int64_t>(
       1, std::min(MaxPoolBatches,
                   MaxPoolBytes / std::max<int64_t>(1, BatchBytes)));
-  int64_t Samples = PoolBatches * BatchSize;
+  int64_t Samples = PoolBatches * JobBatch;
   Images.resize(static_cast<size_t>(Samples * SampleElements));
   Labels.resize(static_cast<size_t>(Samples));
 
@@ -54,11 +58,11 @@ Status MockDataSource::next(float *OutImages, int64_t *OutLabels,
     return Status::success();
   ++Given;
   Size = BatchSize;
-  int64_t Batch = Next;
+  int64_t First = (Next * Shard.Count + Shard.Rank) * BatchSize;
   Next = (Next + 1) % PoolBatches;
-  std::memcpy(OutImages, Images.data() + Batch * BatchSize * SampleElements,
+  std::memcpy(OutImages, Images.data() + First * SampleElements,
               static_cast<size_t>(BatchSize * SampleElements) * sizeof(float));
-  std::memcpy(OutLabels, Labels.data() + Batch * BatchSize,
+  std::memcpy(OutLabels, Labels.data() + First,
               static_cast<size_t>(BatchSize) * sizeof(int64_t));
   return Status::success();
 }

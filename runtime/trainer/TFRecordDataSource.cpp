@@ -228,11 +228,11 @@ Status createDataSource(const Hparams &H,
                         const std::vector<int64_t> &ImageShape,
                         InputSplit Split, int64_t StartBatch,
                         std::unique_ptr<DataSource> &Out,
-                        std::string &Description) {
+                        std::string &Description, InputShard Shard) {
   if (H.getString("dataset_name") != "mock") {
     std::unique_ptr<TFRecordDataSource> Records;
     if (Status S = TFRecordDataSource::create(H, ImageShape, Records, Split,
-                                              StartBatch);
+                                              StartBatch, Shard);
         !S.ok())
       return S;
     Description = Records->describe();
@@ -247,11 +247,13 @@ Status createDataSource(const Hparams &H,
   // fixed batch of an overfitting check); otherwise a default pool.
   int64_t PoolBatches =
       H.isSet("num_sample_per_epoch")
-          ? std::max<int64_t>(1, H.getInt("num_sample_per_epoch") / BatchSize)
+          ? std::max<int64_t>(1, H.getInt("num_sample_per_epoch") /
+                                     (BatchSize * Shard.Count))
           : MockDataSource::DefaultPoolBatches;
   auto Mock = std::make_unique<MockDataSource>(
       BatchSize, SampleElements, H.getInt("num_classes"),
-      static_cast<uint64_t>(H.getInt("seed")), PoolBatches);
+      static_cast<uint64_t>(H.getInt("seed")), PoolBatches,
+      MockDataSource::DefaultPoolBytes, Shard);
   Mock->skip(StartBatch);
   if (Split == InputSplit::Eval)
     Mock->endAfterOnePass();
@@ -268,7 +270,8 @@ TFRecordDataSource::~TFRecordDataSource() = default;
 Status TFRecordDataSource::create(const Hparams &H,
                                   const std::vector<int64_t> &ImageShape,
                                   std::unique_ptr<TFRecordDataSource> &Out,
-                                  InputSplit Split, int64_t StartBatch) {
+                                  InputSplit Split, int64_t StartBatch,
+                                  InputShard Shard) {
   std::unique_ptr<TFRecordDataSource> Source(new TFRecordDataSource());
   data::PipelineOptions Options;
   const std::string &Name = H.getString("dataset_name");
@@ -319,14 +322,24 @@ Status TFRecordDataSource::create(const Hparams &H,
                          " classes, more than the model's");
 
   const bool Training = Split == InputSplit::Train;
+  if (!Training)
+    Shard = InputShard();
+  Source->Shard = Shard;
   if (Status S = listSplitFiles(H, Split, Source->Files); !S.ok())
     return S;
   if (Training && H.isSet("num_sample_per_epoch")) {
-    Source->SamplesPerEpoch = H.getInt("num_sample_per_epoch");
+    Source->SamplesPerEpoch = H.getInt("num_sample_per_epoch") / Shard.Count;
   } else {
-    if (Status S = countRecords(Source->Files, Source->SamplesPerEpoch);
-        !S.ok())
-      return S;
+    // Every worker counts every worker's files, so that all take the
+    // smallest share without talking to each other.
+    std::vector<int64_t> Shares(static_cast<size_t>(Shard.Count));
+    for (size_t F = 0; F < Source->Files.size(); ++F) {
+      int64_t Count = 0;
+      if (Status S = countRecords({Source->Files[F]}, Count); !S.ok())
+        return S;
+      Shares[F % Shares.size()] += Count;
+    }
+    Source->SamplesPerEpoch = *std::min_element(Shares.begin(), Shares.end());
     Source->Counted = true;
   }
 
@@ -335,9 +348,8 @@ Status TFRecordDataSource::create(const Hparams &H,
   Source->DatasetName = Spec.Name;
   Source->Preprocessing = data::preprocessingName(Kind);
   Options.Files = Source->Files;
-  // One worker until the trainer runs distributed.
-  Options.Rank = 0;
-  Options.WorldSize = 1;
+  Options.Rank = static_cast<int>(Shard.Rank);
+  Options.WorldSize = static_cast<int>(Shard.Count);
   Options.BatchSize = static_cast<int>(ImageShape[0]);
   Options.Shape.Height = Height;
   Options.Shape.Width = Width;
@@ -396,12 +408,19 @@ Status TFRecordDataSource::next(float *Images, int64_t *Labels, int64_t &Size) {
 
 std::string TFRecordDataSource::describe() const {
   const data::OutputShape &Shape = Input->shape();
+  std::string K = std::to_string(Shard.Count);
+  std::string Worker = Shard.Count > 1
+                           ? " for each of " + K + " workers (this one, rank " +
+                                 std::to_string(Shard.Rank) +
+                                 ", reads the files i with i % " + K +
+                                 " == " + std::to_string(Shard.Rank) + ")"
+                           : "";
   return DatasetName + (Split == InputSplit::Eval ? " (evaluation)" : "") +
          ": " + std::to_string(Files.size()) + " file" +
          (Files.size() == 1 ? "" : "s") + ", " +
          std::to_string(SamplesPerEpoch) +
          (Counted ? " records" : " samples per epoch (num_sample_per_epoch)") +
-         ", preprocessing " + Preprocessing + ", images " +
+         Worker + ", preprocessing " + Preprocessing + ", images " +
          std::to_string(Shape.Channels) + "x" + std::to_string(Shape.Height) +
          "x" + std::to_string(Shape.Width) + " (CHW)";
 }

@@ -105,6 +105,25 @@ TEST(MockDataSourceTest, PoolFitsTheByteBudget) {
   EXPECT_EQ(Huge.poolBatches(), 1);
 }
 
+// Two workers of batch 2 train on the samples of one worker of batch 4:
+// worker r's batches are the r-th halves of that worker's batches.
+TEST(MockDataSourceTest, WorkersShareTheBatchesOfOneWorker) {
+  MockDataSource One(4, 16, 3, 5, /*MaxPoolBatches=*/3);
+  MockDataSource First(2, 16, 3, 5, 3, MockDataSource::DefaultPoolBytes,
+                       InputShard{0, 2});
+  MockDataSource Second(2, 16, 3, 5, 3, MockDataSource::DefaultPoolBytes,
+                        InputShard{1, 2});
+  EXPECT_EQ(First.samplesPerEpoch(), 6);
+  for (int I = 0; I < 5; ++I) {
+    Batch Whole = nextBatch(One, 4, 16);
+    Batch A = nextBatch(First, 2, 16), B = nextBatch(Second, 2, 16);
+    A.Images.insert(A.Images.end(), B.Images.begin(), B.Images.end());
+    A.Labels.insert(A.Labels.end(), B.Labels.begin(), B.Labels.end());
+    EXPECT_EQ(A.Images, Whole.Images) << "batch " << I;
+    EXPECT_EQ(A.Labels, Whole.Labels) << "batch " << I;
+  }
+}
+
 // The classes differ in brightness, so a model can learn more than the pool.
 TEST(MockDataSourceTest, LabelsAreLearnableFromTheImages) {
   const int64_t Elements = 256;

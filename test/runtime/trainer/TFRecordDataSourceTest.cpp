@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -270,6 +271,50 @@ TEST_F(TFRecordDataSourceTest, TwoEpochsThenEndOfData) {
   ASSERT_TRUE(Source->next(Images.data(), Labels.data(), Size).ok());
   EXPECT_EQ(Size, 0);
   EXPECT_EQ(Source->stats().Samples, 2u * NumRecords);
+}
+
+// A worker of a data-parallel job reads every K-th file; all workers count
+// the smallest share, so that they run as many steps.
+TEST_F(TFRecordDataSourceTest, WorkersReadTheirFilesAndCountTheSmallestShare) {
+  writeFile(Dir + "/tiny-train-00002-of-00003.tfrecord", 0, 16);
+  std::vector<std::set<int>> Seen(2);
+  for (int64_t Rank : {0, 1}) {
+    std::unique_ptr<TFRecordDataSource> Source;
+    Status S = TFRecordDataSource::create(hparams("num_epochs=1\n"),
+                                          {Batch, 1, Side, Side}, Source,
+                                          InputSplit::Train, 0, {Rank, 2});
+    ASSERT_TRUE(S.ok()) << S.message();
+    // Worker 0 has files 0 and 2 (32 + 4 records), worker 1 file 1 (32).
+    EXPECT_EQ(Source->samplesPerEpoch(), NumRecords / 2);
+    EXPECT_NE(Source->describe().find("32 records for each of 2 workers "
+                                      "(this one, rank " +
+                                      std::to_string(Rank) +
+                                      ", reads the files i with i % 2 == " +
+                                      std::to_string(Rank) + ")"),
+              std::string::npos)
+        << Source->describe();
+    Pulled P = pullAll(*Source, Side * Side);
+    for (const std::vector<float> &Images : P.Images)
+      for (int Sample = 0; Sample < Batch; ++Sample)
+        Seen[Rank].insert(static_cast<int>(
+            std::lround(Images[Sample * Side * Side] * 128 + 128)));
+  }
+  // Files sort by name: 00000 holds the even records, 00001 the odd ones.
+  for (int Record : Seen[0])
+    EXPECT_EQ(Record % 2, 0) << Record;
+  for (int Record : Seen[1])
+    EXPECT_EQ(Record % 2, 1) << Record;
+  EXPECT_EQ(Seen[1].size(), size_t(NumRecords / 2));
+}
+
+// With num_sample_per_epoch, each worker's share of it.
+TEST_F(TFRecordDataSourceTest, GivenEpochSizeIsSharedByTheWorkers) {
+  std::unique_ptr<TFRecordDataSource> Source;
+  Status S = TFRecordDataSource::create(hparams("num_sample_per_epoch=60\n"),
+                                        {Batch, 1, Side, Side}, Source,
+                                        InputSplit::Train, 0, {1, 2});
+  ASSERT_TRUE(S.ok()) << S.message();
+  EXPECT_EQ(Source->samplesPerEpoch(), 30);
 }
 
 TEST_F(TFRecordDataSourceTest, SeedDecidesTheStream) {

@@ -18,6 +18,12 @@ namespace fastnn::trainer {
 
 using data::Status;
 
+/// The share of the training input that one worker of a data-parallel job
+/// reads: worker Rank of Count.
+struct InputShard {
+  int64_t Rank = 0, Count = 1;
+};
+
 class DataSource {
 public:
   virtual ~DataSource() = default;
@@ -36,19 +42,24 @@ public:
 /// label (so the classes are separable beyond memorisation). Values are
 /// uniform noise in [-1, 1] shifted toward the class's level, labels uniform
 /// below NumClasses; everything derives from the seed, so two sources with
-/// the same arguments give the same stream.
+/// the same arguments give the same stream. A worker of a data-parallel
+/// job of K workers with batch b gets its slice of each batch of the stream
+/// of one worker with batch K * b, so that the job trains on the same
+/// samples as that worker.
 class MockDataSource : public DataSource {
 public:
-  /// The pool holds up to MaxPoolBatches batches and no more than
-  /// MaxPoolBytes of images (at least one batch).
+  /// The pool holds up to MaxPoolBatches batches (of the job: K * b
+  /// samples) and no more than MaxPoolBytes of images (at least one batch).
   static constexpr int64_t DefaultPoolBatches = 16;
+  static constexpr int64_t DefaultPoolBytes = int64_t(64) << 20;
 
   MockDataSource(int64_t BatchSize, int64_t SampleElements, int64_t NumClasses,
                  uint64_t Seed, int64_t MaxPoolBatches = DefaultPoolBatches,
-                 int64_t MaxPoolBytes = int64_t(64) << 20);
+                 int64_t MaxPoolBytes = DefaultPoolBytes,
+                 InputShard Shard = {});
 
   Status next(float *Images, int64_t *Labels, int64_t &Size) override;
-  /// The pool: the distinct samples of one pass.
+  /// This worker's samples of the pool, which one pass goes through.
   int64_t samplesPerEpoch() const override;
   int64_t poolBatches() const { return PoolBatches; }
   /// Continues where a stream that gave Batches batches stands (a resumed
@@ -59,6 +70,7 @@ public:
 
 private:
   int64_t BatchSize, SampleElements, PoolBatches;
+  InputShard Shard;
   int64_t Next = 0, Given = 0;
   bool OnePass = false;
   std::vector<float> Images;

@@ -50,12 +50,13 @@ Status countRecords(const std::vector<std::string> &Files, int64_t &Count);
 
 /// The source dataset_name asks for: synthetic batches (mock; its pool is
 /// also the evaluation set) or the split's TFRecords. The stream starts at
-/// batch StartBatch; Description is a line for the log.
+/// batch StartBatch; Description is a line for the log. A worker of a
+/// data-parallel job reads its Shard of the training split.
 Status createDataSource(const Hparams &H,
                         const std::vector<int64_t> &ImageShape,
                         InputSplit Split, int64_t StartBatch,
                         std::unique_ptr<DataSource> &Out,
-                        std::string &Description);
+                        std::string &Description, InputShard Shard = {});
 
 class TFRecordDataSource : public DataSource {
 public:
@@ -64,18 +65,22 @@ public:
   /// images have another channel count, or another size when no
   /// preprocessing adapts it, is refused here. A training stream starts at
   /// batch StartBatch, where a run that consumed StartBatch batches stands:
-  /// the records before it are read but not decoded.
+  /// the records before it are read but not decoded. Worker Shard.Rank of a
+  /// data-parallel job of Shard.Count workers trains on the files whose
+  /// index i in the list has i % Shard.Count == Shard.Rank.
   static Status create(const Hparams &H, const std::vector<int64_t> &ImageShape,
                        std::unique_ptr<TFRecordDataSource> &Out,
                        InputSplit Split = InputSplit::Train,
-                       int64_t StartBatch = 0);
+                       int64_t StartBatch = 0, InputShard Shard = {});
   ~TFRecordDataSource() override;
 
   /// Training ends after num_epochs passes (less a last partial batch),
   /// evaluation after one pass (with its last partial batch).
   Status next(float *Images, int64_t *Labels, int64_t &Size) override;
   /// Training: num_sample_per_epoch when given, else the records of the
-  /// files; evaluation: the records of the files.
+  /// files; evaluation: the records of the files. A worker of a job of K
+  /// counts its share: num_sample_per_epoch / K, or the records of the
+  /// smallest worker's files, so that every worker runs as many steps.
   int64_t samplesPerEpoch() const override { return SamplesPerEpoch; }
 
   data::PipelineStats stats() const { return Input->stats(); }
@@ -91,6 +96,7 @@ private:
   std::vector<std::string> Files;
   std::string DatasetName, Preprocessing;
   InputSplit Split = InputSplit::Train;
+  InputShard Shard;
   int64_t BatchSize = 0, NumClasses = 0, SamplesPerEpoch = 0;
   bool Counted = false;
 };
