@@ -308,15 +308,11 @@ LogicalResult DivOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                                     SmallVectorImpl<Value> &operandGrads) {
   operandGrads.assign(2, Value());
   if (Value dy = resultGrads[0]) {
-    // d(a/b)/da = 1/b; d(a/b)/db = -(a/b)/b.
+    // d(a/b)/da = 1/b; d(a/b)/db = -(a/b)/b, so db = -(dy/b) * (a/b).
     Location loc = getLoc();
     Value da = binary<DivOp>(b, loc, dy, getRhs());
     operandGrads[0] = unbroadcast(b, loc, da, getLhs().getType());
-    Value db = NegOp::create(
-        b, loc,
-        binary<MulOp>(b, loc, da,
-                      binary<DivOp>(b, loc, getResult(),
-                                    broadcastTo(b, loc, getRhs(), getType()))));
+    Value db = NegOp::create(b, loc, binary<MulOp>(b, loc, da, getResult()));
     operandGrads[1] = unbroadcast(b, loc, db, getRhs().getType());
   }
   return success();
