@@ -2,14 +2,18 @@
 //
 // step-runner --images IMAGES.npy --labels LABELS.npy --learning-rate LR
 //             [--eval-images IMAGES.npy --eval-labels LABELS.npy]
+//             [--step N] [--trainables-out DIR]
 //
 // For the parity tests: IMAGES holds S batches ([S, N, ...], float32) and
 // LABELS their classes ([S, N], int64); the compiled training step runs on
 // each in turn and the loss, top-1 and top-5 of every step are printed at
-// full precision, one line each. With --eval-*, the trained parameters and
-// statistics are then copied by name into the evaluation step (fnn_eval_*),
-// which runs on each of those batches and prints one line per sample:
-// "eval BATCH SAMPLE LOSS TOP1 TOP5".
+// full precision, one line each. Batch s runs as step s + 1, or every batch
+// as step N with --step (dropout masks depend on the step). With --eval-*, the
+// trained parameters and statistics are then copied by name into the evaluation
+// step (fnn_eval_*), which runs on each of those batches and prints one line
+// per sample: "eval BATCH SAMPLE LOSS TOP1 TOP5". With --trainables-out, every
+// trainable parameter is written after the steps as DIR/NAME.npy (the gradient
+// checks of test/gradcheck read the SGD update from them).
 //
 //===----------------------------------------------------------------------===//
 
@@ -78,6 +82,27 @@ void copyStateForEval(fnn_device *device, unsigned char *trainArena,
   }
 }
 
+/// Writes every trainable parameter (float32) as DIR/NAME.npy.
+void saveTrainables(fnn_device *device, unsigned char *arena,
+                    const std::string &dir) {
+  for (const TensorRecord &record : fastnn::runtime::readTensorRecords(
+           fnn_model_state, fnn_model_state_names)) {
+    if (record.kind != FNN_STATE_TRAINABLE)
+      continue;
+    if (record.dtype != FNN_F32 || record.name.find('/') != std::string::npos)
+      fail("cannot save the trainable '" + record.name +
+           "': only float32 parameters named like files can be saved");
+    std::vector<float> values(record.numElements());
+    fnn_copy_to_host(device, values.data(), arena + record.offset,
+                     values.size() * sizeof(float));
+    if (auto status = fastnn::runtime::writeNpy(
+            dir + "/" + record.name + ".npy", fastnn::runtime::NpyType::F32,
+            record.shape, values.data());
+        !status.ok())
+      fail(status.message());
+  }
+}
+
 void evaluate(fnn_device *device, unsigned char *trainArena,
               const std::string &imagesPath, const std::string &labelsPath) {
   NpyArray images, labels;
@@ -125,8 +150,10 @@ void evaluate(fnn_device *device, unsigned char *trainArena,
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string imagesPath, labelsPath, evalImagesPath, evalLabelsPath;
+  std::string imagesPath, labelsPath, evalImagesPath, evalLabelsPath,
+      trainablesDir;
   float learningRate = 0.01f;
+  int64_t fixedStep = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string flag = argv[i];
     if (flag == "--images")
@@ -137,6 +164,10 @@ int main(int argc, char **argv) {
       evalImagesPath = argv[i + 1];
     else if (flag == "--eval-labels")
       evalLabelsPath = argv[i + 1];
+    else if (flag == "--step")
+      fixedStep = std::strtoll(argv[i + 1], nullptr, 10);
+    else if (flag == "--trainables-out")
+      trainablesDir = argv[i + 1];
     else if (flag == "--learning-rate")
       learningRate = std::strtof(argv[i + 1], nullptr);
     else
@@ -167,7 +198,7 @@ int main(int argc, char **argv) {
   if (!device || !arena || fnn_model_init(device, arena) != 0)
     fail(std::string("cannot initialise the model: ") + fnn_last_error());
   for (int64_t s = 0; s < steps; ++s) {
-    int64_t step = s + 1;
+    int64_t step = fixedStep > 0 ? fixedStep : s + 1;
     fnn_copy_to_device(device, arena + imagesIn.offset,
                        images.Data.data() + s * imageBytes, imageBytes);
     fnn_copy_to_device(device, arena + labelsIn.offset,
@@ -183,6 +214,8 @@ int main(int argc, char **argv) {
     std::printf("step %lld %.9g %.9g %.9g\n", static_cast<long long>(step),
                 loss, top1, top5);
   }
+  if (!trainablesDir.empty())
+    saveTrainables(device, arena, trainablesDir);
   if (!evalImagesPath.empty())
     evaluate(device, arena, evalImagesPath, evalLabelsPath);
   fnn_model_release();
