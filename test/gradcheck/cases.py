@@ -1,0 +1,580 @@
+"""Cases of the gradient checks (check_gradients.py), by group.
+
+Rules of dialects/lib/Dialect/FastNN/IR/FastNNGradients.cpp checked by
+finite differences, with the ONNX ops that reach them:
+
+  conv2d (Conv)                  stride 2, asymmetric pads, dilation 2, groups,
+                                 depthwise, bias or none, 1x1 stride 2
+                                 (skipped inputs), SAME_UPPER with an even
+                                 kernel
+  max_pool2d (MaxPool)           overlapping (stride < kernel) with padding,
+                                 asymmetric pads with ceil_mode, dilation
+  avg_pool2d (AveragePool)       padding with count_include_pad 0 and 1,
+                                 ceil_mode
+  batch_norm_train               BatchNormalization, 4-D and 2-D (the
+                                 training step always uses batch statistics)
+  lrn (LRN)                      sizes 3 and 5 (the kernels take odd sizes
+                                 only), alpha large enough that the
+                                 cross-channel term matters
+  matmul (Gemm, MatMul)          all four transpose cases, alpha, beta, bias
+                                 broadcast from [N], [M, 1], [1, N]; 1-D MatMul
+  add sub mul div                with broadcasting on either side; a value
+                                 read twice (gradient accumulation); Sum, Mean
+  pow reciprocal                 Pow (base and exponent), Reciprocal
+  relu leaky_relu clip sigmoid tanh exp log sqrt neg abs
+  softmax log_softmax            along inner and outer axes
+  dropout_train                  Dropout (ratio 0.3; one mask per step)
+  cast                           Cast to float64 and back around a float64
+                                 tanh (a bare pair folds away)
+  reduce_mean reduce_sum         ReduceMean, ReduceSum, GlobalAveragePool:
+                                 axes, negative axes, all axes, keepdims 0/1
+  concat reshape transpose pad slice
+                                 Concat, Reshape, Flatten, Squeeze, Unsqueeze,
+                                 Identity, Transpose, Pad (constant), Slice
+                                 (negative starts, several axes, steps 1);
+                                 Flatten, Squeeze and Unsqueeze import as
+                                 reshape, Identity of a computed value as
+                                 nothing
+
+Not differentiated, each checked for a clear error at the ONNX node: max, min
+(Max, Min), reduce_max, reduce_min (ReduceMax, ReduceMin, GlobalMaxPool),
+reflect and edge pad, strided slice, gather of float data; MatMul of 3-D
+operands (the matmul rule takes 2-D products only).
+
+Rules no training step reaches, so not checked here: batch_norm and dropout
+(fastnn-build-train-step replaces them by their training forms), sign (only
+the abs rule creates it, and nothing differentiates the backward pass).
+
+Inputs sit away from kinks by more than the perturbation (|h v| <= 0.01):
+relu, leaky_relu and abs inputs at |x| >= 0.05, clip inputs 0.05 from both
+bounds, max-pool inputs distinct by 0.03 or more so no window's argmax moves,
+log, sqrt, div and reciprocal inputs with |x| >= 0.5.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+from onnx import helper, numpy_helper
+
+
+@dataclass
+class Case:
+    # Trainable inputs of the op (name -> float32 value at the check point).
+    inputs: dict
+    # ONNX nodes reading the inputs by name; the last one writes "y".
+    nodes: list
+    # Initializers read as constants (shapes, axes) or statistics.
+    constants: list = field(default_factory=list)
+    opset: int = 13
+    # For ops that are not differentiated: text the error must contain.
+    expect_error: str = None
+    name: str = ""
+
+
+GROUPS = {}
+
+
+def case(group):
+    """Registers a case builder (rng -> Case) under `group`; the case is named
+    after the function."""
+    def register(builder):
+        def build(rng):
+            result = builder(rng)
+            result.name = builder.__name__
+            return result
+        build.__name__ = builder.__name__
+        GROUPS.setdefault(group, []).append(build)
+        return builder
+    return register
+
+
+def node(op_type, inputs, **attrs):
+    return helper.make_node(op_type, inputs, ["y"], **attrs)
+
+
+def const(name, values, dtype=np.int64):
+    return numpy_helper.from_array(np.asarray(values, dtype), name)
+
+
+def smooth(r, *shape, lo=-1.0, hi=1.0):
+    return r.uniform(lo, hi, shape).astype(np.float32)
+
+
+def away(r, *shape, kinks=(0.0,), lo=-1.0, hi=1.0, margin=0.05):
+    """Uniform values at least `margin` from every kink."""
+    x = r.uniform(lo, hi, shape)
+    while True:
+        near = np.zeros(shape, bool)
+        for k in kinks:
+            near |= np.abs(x - k) < margin
+        if not near.any():
+            return x.astype(np.float32)
+        x[near] = r.uniform(lo, hi, int(near.sum()))
+
+
+def magnitude(r, *shape, lo=0.5, hi=1.5):
+    """Values with lo <= |x| <= hi and random signs."""
+    return (r.uniform(lo, hi, shape) * r.choice([-1, 1], shape)).astype(
+        np.float32)
+
+
+def distinct(r, *shape, spacing=0.03):
+    """Values pairwise at least `spacing` apart, centred on 0."""
+    n = int(np.prod(shape))
+    return ((r.permutation(n) - n / 2) * spacing).reshape(shape).astype(
+        np.float32)
+
+
+def size(r, lo, hi):
+    return int(r.randint(lo, hi + 1))
+
+
+# ---------------------------------------------------------------------------
+# Convolution
+
+
+@case("conv")
+def conv_strided_padded_dilated_grouped(r):
+    h, w = size(r, 8, 11), size(r, 8, 11)
+    return Case({"x": smooth(r, 2, 4, h, w), "w": smooth(r, 6, 2, 3, 3),
+                 "b": smooth(r, 6)},
+                [node("Conv", ["x", "w", "b"], strides=[2, 2],
+                      pads=[1, 0, 2, 1], dilations=[2, 2], group=2)])
+
+
+@case("conv")
+def conv_depthwise(r):
+    h, w = size(r, 5, 8), size(r, 5, 8)
+    return Case({"x": smooth(r, 2, 3, h, w), "w": smooth(r, 6, 1, 3, 3),
+                 "b": smooth(r, 6)},
+                [node("Conv", ["x", "w", "b"], pads=[1, 1, 1, 1], group=3)])
+
+
+@case("conv")
+def conv_1x1_stride2_no_bias(r):
+    h, w = 2 * size(r, 2, 4) + 1, 2 * size(r, 2, 4) + 1
+    return Case({"x": smooth(r, 2, 3, h, w), "w": smooth(r, 4, 3, 1, 1)},
+                [node("Conv", ["x", "w"], strides=[2, 2])])
+
+
+@case("conv")
+def conv_rectangular_mixed_strides(r):
+    h, w = size(r, 6, 9), size(r, 7, 10)
+    return Case({"x": smooth(r, 1, 3, h, w), "w": smooth(r, 5, 3, 2, 3),
+                 "b": smooth(r, 5)},
+                [node("Conv", ["x", "w", "b"], strides=[1, 3],
+                      pads=[0, 2, 1, 0], dilations=[1, 2])])
+
+
+@case("conv")
+def conv_same_upper_even_kernel(r):
+    h, w = size(r, 5, 8), size(r, 5, 8)
+    return Case({"x": smooth(r, 2, 2, h, w), "w": smooth(r, 3, 2, 4, 4),
+                 "b": smooth(r, 3)},
+                [node("Conv", ["x", "w", "b"], strides=[2, 2],
+                      auto_pad="SAME_UPPER")])
+
+
+# ---------------------------------------------------------------------------
+# Pooling
+
+
+@case("pool")
+def max_pool_overlapping_padded(r):
+    h, w = size(r, 6, 9), size(r, 6, 9)
+    return Case({"x": distinct(r, 2, 3, h, w)},
+                [node("MaxPool", ["x"], kernel_shape=[3, 3], strides=[2, 2],
+                      pads=[1, 1, 1, 1])])
+
+
+@case("pool")
+def max_pool_asymmetric_ceil(r):
+    h, w = size(r, 6, 9), size(r, 6, 9)
+    return Case({"x": distinct(r, 2, 2, h, w)},
+                [node("MaxPool", ["x"], kernel_shape=[2, 3], strides=[2, 2],
+                      pads=[0, 1, 1, 0], ceil_mode=1)])
+
+
+@case("pool")
+def max_pool_dilated(r):
+    h, w = size(r, 6, 9), size(r, 6, 9)
+    return Case({"x": distinct(r, 1, 3, h, w)},
+                [node("MaxPool", ["x"], kernel_shape=[2, 2], strides=[1, 2],
+                      dilations=[2, 1], pads=[1, 0, 0, 1])], opset=13)
+
+
+@case("pool")
+def avg_pool_padded_count_include_pad_0(r):
+    h, w = size(r, 6, 9), size(r, 6, 9)
+    return Case({"x": smooth(r, 2, 3, h, w)},
+                [node("AveragePool", ["x"], kernel_shape=[3, 3],
+                      strides=[2, 2], pads=[1, 0, 1, 2],
+                      count_include_pad=0)])
+
+
+@case("pool")
+def avg_pool_padded_count_include_pad_1(r):
+    h, w = size(r, 6, 9), size(r, 6, 9)
+    return Case({"x": smooth(r, 2, 3, h, w)},
+                [node("AveragePool", ["x"], kernel_shape=[3, 3],
+                      strides=[2, 2], pads=[1, 0, 1, 2],
+                      count_include_pad=1)])
+
+
+@case("pool")
+def avg_pool_ceil(r):
+    h, w = 2 * size(r, 3, 4), 2 * size(r, 3, 4)
+    return Case({"x": smooth(r, 2, 2, h, w)},
+                [node("AveragePool", ["x"], kernel_shape=[3, 3],
+                      strides=[2, 2], ceil_mode=1)])
+
+
+@case("pool")
+def global_average_pool(r):
+    h, w = size(r, 3, 6), size(r, 3, 6)
+    return Case({"x": smooth(r, 2, 5, h, w)},
+                [node("GlobalAveragePool", ["x"])])
+
+
+# ---------------------------------------------------------------------------
+# Normalisation
+
+
+def batch_norm(r, x, channels):
+    return Case({"x": x, "scale": smooth(r, channels, lo=0.5, hi=1.5),
+                 "bias": smooth(r, channels)},
+                [node("BatchNormalization",
+                      ["x", "scale", "bias", "mean", "var"], epsilon=1e-3)],
+                constants=[const("mean", r.uniform(-1, 1, channels), np.float32),
+                           const("var", r.uniform(0.5, 2, channels),
+                                 np.float32)])
+
+
+@case("norm")
+def batch_norm_training_4d(r):
+    return batch_norm(r, smooth(r, 3, 4, size(r, 3, 5), size(r, 3, 5)), 4)
+
+
+@case("norm")
+def batch_norm_training_2d(r):
+    return batch_norm(r, smooth(r, 6, 5), 5)
+
+
+@case("norm")
+def lrn_size_3(r):
+    return Case({"x": smooth(r, 2, 5, 3, 4)},
+                [node("LRN", ["x"], size=3, alpha=0.8, beta=0.75, bias=1.5)])
+
+
+@case("norm")
+def lrn_size_5(r):
+    return Case({"x": smooth(r, 2, 6, 3, 3, lo=-2, hi=2)},
+                [node("LRN", ["x"], size=5, alpha=0.5, beta=0.6, bias=2.0)])
+
+
+# ---------------------------------------------------------------------------
+# Matrix products
+
+
+@case("matmul")
+def gemm_bias_row_alpha_beta(r):
+    return Case({"a": smooth(r, 3, 5), "b": smooth(r, 5, 4), "c": smooth(r, 4)},
+                [node("Gemm", ["a", "b", "c"], alpha=0.7, beta=1.3)])
+
+
+@case("matmul")
+def gemm_transpose_a_bias_column(r):
+    return Case({"a": smooth(r, 5, 3), "b": smooth(r, 5, 4),
+                 "c": smooth(r, 3, 1)},
+                [node("Gemm", ["a", "b", "c"], transA=1, beta=0.5)])
+
+
+@case("matmul")
+def gemm_transpose_b_bias_1xn(r):
+    return Case({"a": smooth(r, 3, 5), "b": smooth(r, 4, 5),
+                 "c": smooth(r, 1, 4)},
+                [node("Gemm", ["a", "b", "c"], transB=1, alpha=1.5)])
+
+
+@case("matmul")
+def gemm_transpose_both_full_bias(r):
+    return Case({"a": smooth(r, 5, 3), "b": smooth(r, 4, 5),
+                 "c": smooth(r, 3, 4)},
+                [node("Gemm", ["a", "b", "c"], transA=1, transB=1)])
+
+
+@case("matmul")
+def matmul_2d(r):
+    return Case({"a": smooth(r, 4, 6), "b": smooth(r, 6, 3)},
+                [node("MatMul", ["a", "b"])])
+
+
+@case("matmul")
+def matmul_vector(r):
+    return Case({"a": smooth(r, 5), "b": smooth(r, 5, 3)},
+                [node("MatMul", ["a", "b"])])
+
+
+# ---------------------------------------------------------------------------
+# Elementwise binary ops
+
+
+@case("binary")
+def add_broadcast(r):
+    return Case({"a": smooth(r, 2, 3, 4), "b": smooth(r, 3, 1)},
+                [node("Add", ["a", "b"])])
+
+
+@case("binary")
+def sub_broadcast_both(r):
+    return Case({"a": smooth(r, 2, 1, 4), "b": smooth(r, 3, 1)},
+                [node("Sub", ["a", "b"])])
+
+
+@case("binary")
+def mul_broadcast(r):
+    return Case({"a": smooth(r, 2, 3, 4), "b": smooth(r, 4)},
+                [node("Mul", ["a", "b"])])
+
+
+@case("binary")
+def mul_same_value(r):
+    # x * x: the two contributions to x's gradient are summed.
+    return Case({"x": smooth(r, 3, 4)}, [node("Mul", ["x", "x"])])
+
+
+@case("binary")
+def div_broadcast(r):
+    return Case({"a": smooth(r, 3, 1), "b": magnitude(r, 2, 3, 4)},
+                [node("Div", ["a", "b"])])
+
+
+@case("binary")
+def div_broadcast_denominator(r):
+    return Case({"a": smooth(r, 2, 3, 4), "b": magnitude(r, 1, 4)},
+                [node("Div", ["a", "b"])])
+
+
+@case("binary")
+def pow_broadcast(r):
+    return Case({"a": smooth(r, 2, 3, lo=0.5, hi=2.0),
+                 "e": smooth(r, 3, lo=-1.5, hi=2.0)},
+                [node("Pow", ["a", "e"])])
+
+
+@case("binary")
+def sum_three(r):
+    return Case({"a": smooth(r, 2, 3), "b": smooth(r, 3), "c": smooth(r, 2, 1)},
+                [node("Sum", ["a", "b", "c"])])
+
+
+@case("binary")
+def mean_two(r):
+    return Case({"a": smooth(r, 2, 3), "b": smooth(r, 2, 3)},
+                [node("Mean", ["a", "b"])])
+
+
+# ---------------------------------------------------------------------------
+# Elementwise unary ops
+
+
+def unary(op_type, values, **attrs):
+    """A builder for op_type on one input drawn by values(rng)."""
+    return lambda r: Case({"x": values(r)}, [node(op_type, ["x"], **attrs)])
+
+
+for _name, _builder in {
+    "relu": unary("Relu", lambda r: away(r, 3, 5)),
+    "leaky_relu": unary("LeakyRelu", lambda r: away(r, 3, 5), alpha=0.2),
+    "sigmoid": unary("Sigmoid", lambda r: smooth(r, 3, 5, lo=-3, hi=3)),
+    "tanh": unary("Tanh", lambda r: smooth(r, 3, 5, lo=-2, hi=2)),
+    "exp": unary("Exp", lambda r: smooth(r, 3, 5)),
+    "log": unary("Log", lambda r: smooth(r, 3, 5, lo=0.5, hi=2.0)),
+    "sqrt": unary("Sqrt", lambda r: smooth(r, 3, 5, lo=0.5, hi=2.0)),
+    "neg": unary("Neg", lambda r: smooth(r, 3, 5)),
+    "abs": unary("Abs", lambda r: away(r, 3, 5)),
+    "reciprocal": unary("Reciprocal", lambda r: magnitude(r, 3, 5)),
+    "softmax_inner": unary("Softmax", lambda r: smooth(r, 2, 3, 5, lo=-2, hi=2),
+                           axis=-1),
+    "softmax_outer": unary("Softmax", lambda r: smooth(r, 4, 3, 2, lo=-2, hi=2),
+                           axis=0),
+    "log_softmax_inner": unary("LogSoftmax",
+                               lambda r: smooth(r, 3, 6, lo=-2, hi=2), axis=1),
+    "log_softmax_middle": unary(
+        "LogSoftmax", lambda r: smooth(r, 2, 4, 3, lo=-2, hi=2), axis=1),
+}.items():
+    _builder.__name__ = _name
+    case("unary")(_builder)
+
+
+@case("unary")
+def clip(r):
+    x = away(r, 3, 5, kinks=(-0.4, 0.5))
+    return Case({"x": x}, [node("Clip", ["x", "lo", "hi"])],
+                constants=[const("lo", -0.4, np.float32),
+                           const("hi", 0.5, np.float32)])
+
+
+@case("unary")
+def dropout(r):
+    return Case({"x": smooth(r, 4, 6)}, [node("Dropout", ["x", "ratio"])],
+                constants=[const("ratio", 0.3, np.float32)])
+
+
+@case("unary")
+def cast_float64(r):
+    # An op in float64 between the casts keeps them from folding away.
+    return Case({"x": smooth(r, 3, 4)},
+                [helper.make_node("Cast", ["x"], ["x64"], to=11),
+                 helper.make_node("Tanh", ["x64"], ["t64"]),
+                 node("Cast", ["t64"], to=1)])
+
+
+# ---------------------------------------------------------------------------
+# Reductions
+
+
+@case("reduce")
+def reduce_mean_axes(r):
+    return Case({"x": smooth(r, 2, 3, 4, 5)},
+                [node("ReduceMean", ["x"], axes=[1, 3], keepdims=0)])
+
+
+@case("reduce")
+def reduce_mean_negative_axis_keepdims(r):
+    return Case({"x": smooth(r, 3, 4, 5)},
+                [node("ReduceMean", ["x"], axes=[-1], keepdims=1)])
+
+
+@case("reduce")
+def reduce_sum_axes_keepdims(r):
+    return Case({"x": smooth(r, 2, 3, 4, 2)},
+                [node("ReduceSum", ["x", "axes"], keepdims=1)],
+                constants=[const("axes", [0, 2])])
+
+
+@case("reduce")
+def reduce_sum_all(r):
+    return Case({"x": smooth(r, 3, 4)},
+                [node("ReduceSum", ["x"], keepdims=0)])
+
+
+# ---------------------------------------------------------------------------
+# Data movement
+
+
+@case("shape")
+def concat_three(r):
+    return Case({"a": smooth(r, 2, 1, 3), "b": smooth(r, 2, 3, 3),
+                 "c": smooth(r, 2, 2, 3)},
+                [node("Concat", ["a", "b", "c"], axis=1)])
+
+
+@case("shape")
+def concat_last_axis(r):
+    return Case({"a": smooth(r, 3, 2), "b": smooth(r, 3, 4)},
+                [node("Concat", ["a", "b"], axis=-1)])
+
+
+@case("shape")
+def reshape(r):
+    return Case({"x": smooth(r, 2, 3, 4)}, [node("Reshape", ["x", "shape"])],
+                constants=[const("shape", [0, -1, 2])])
+
+
+@case("shape")
+def flatten(r):
+    return Case({"x": smooth(r, 2, 3, 2, 2)}, [node("Flatten", ["x"], axis=2)])
+
+
+@case("shape")
+def squeeze(r):
+    return Case({"x": smooth(r, 3, 1, 4, 1)},
+                [node("Squeeze", ["x", "axes"])], constants=[const("axes", [1])])
+
+
+@case("shape")
+def unsqueeze(r):
+    return Case({"x": smooth(r, 3, 4)}, [node("Unsqueeze", ["x", "axes"])],
+                constants=[const("axes", [0, 2])])
+
+
+@case("shape")
+def identity(r):
+    return Case({"x": smooth(r, 3, 4)}, [node("Identity", ["x"])])
+
+
+@case("shape")
+def transpose(r):
+    return Case({"x": smooth(r, 2, 3, 4, 2)},
+                [node("Transpose", ["x"], perm=[2, 0, 3, 1])])
+
+
+@case("shape")
+def pad_constant(r):
+    return Case({"x": smooth(r, 2, 3, 3, 4)}, [node("Pad", ["x", "pads", "fill"])],
+                constants=[const("pads", [0, 1, 2, 0, 1, 0, 1, 2]),
+                           const("fill", 0.5, np.float32)])
+
+
+@case("shape")
+def slice_negative_starts(r):
+    return Case({"x": smooth(r, 3, 5, 6)},
+                [node("Slice", ["x", "starts", "ends", "axes", "steps"])],
+                constants=[const("starts", [-4, 1]), const("ends", [5, -1]),
+                           const("axes", [1, 2]), const("steps", [1, 1])])
+
+
+# ---------------------------------------------------------------------------
+# Ops that are not differentiated: a clear error
+
+
+def not_differentiated(inputs, op_type, why, constants=(), **attrs):
+    """A builder for op_type on inputs of the given shapes, whose compile
+    must fail with "has no gradient: why"."""
+    def build(r):
+        return Case({name: smooth(r, *shape) for name, shape in inputs.items()},
+                    [node(op_type, list(inputs) + [c[0] for c in constants],
+                          **attrs)],
+                    constants=[const(*c) for c in constants],
+                    expect_error="has no gradient: " + why)
+    return build
+
+
+_PAD = ("pads", [0, 1, 1, 0, 1, 2])
+for _name, _builder in {
+    "max_elementwise": not_differentiated(
+        {"a": (3,), "b": (3,)}, "Max",
+        "elementwise max is not differentiated yet"),
+    "min_elementwise": not_differentiated(
+        {"a": (3,), "b": (3,)}, "Min",
+        "elementwise min is not differentiated yet"),
+    "reduce_max": not_differentiated(
+        {"x": (3, 4)}, "ReduceMax",
+        "max reductions are not differentiated yet", axes=[1]),
+    "reduce_min": not_differentiated(
+        {"x": (3, 4)}, "ReduceMin",
+        "min reductions are not differentiated yet", axes=[1]),
+    "global_max_pool": not_differentiated(
+        {"x": (2, 3, 4, 4)}, "GlobalMaxPool",
+        "max reductions are not differentiated yet"),
+    "pad_reflect": not_differentiated(
+        {"x": (2, 3, 4)}, "Pad",
+        "reflect and edge padding are not differentiated yet", [_PAD],
+        mode="reflect"),
+    "pad_edge": not_differentiated(
+        {"x": (2, 3, 4)}, "Pad",
+        "reflect and edge padding are not differentiated yet", [_PAD],
+        mode="edge"),
+    "slice_strided": not_differentiated(
+        {"x": (3, 6)}, "Slice", "strided slices are not differentiated yet",
+        [("starts", [0]), ("ends", [6]), ("axes", [1]), ("steps", [2])]),
+    "gather_float": not_differentiated(
+        {"x": (5, 3)}, "Gather",
+        "gathers of floating-point data are not differentiated yet",
+        [("indices", [4, 0, 2])]),
+    "matmul_3d": not_differentiated(
+        {"a": (2, 3, 4), "b": (4, 5)}, "MatMul",
+        "only 2-D products are differentiated"),
+}.items():
+    _builder.__name__ = _name
+    case("errors")(_builder)
