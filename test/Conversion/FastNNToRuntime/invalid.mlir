@@ -22,3 +22,11 @@ func.func @forward(%x: tensor<1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x2xf32> {
   %y = fastnn.softmax %x {axis = 6 : i64} : tensor<1x1x1x1x1x1x2xf32>
   return %y : tensor<1x1x1x1x1x1x2xf32>
 }
+
+// -----
+
+func.func @forward(%x: tensor<1x4x2x2xf32>) -> tensor<1x4x2x2xf32> {
+  // expected-error @+1 {{'fastnn.lrn' op size 4 is even; fastnn's LRN kernels take odd sizes only (re-export the model with an odd size)}}
+  %y = fastnn.lrn %x {size = 4 : i64} : tensor<1x4x2x2xf32>
+  return %y : tensor<1x4x2x2xf32>
+}

@@ -207,7 +207,15 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
                      p(bn.getMean()), p(bn.getVariance()), p(bn.getResult())});
         return success();
       })
-      .Case([&](LRNOp lrn) {
+      .Case([&](LRNOp lrn) -> LogicalResult {
+        // The kernels' window is centred (oneDNN's; ONNX's even windows
+        // reach one channel further up than down): refuse at compile time
+        // what fnn_lrn_create would refuse at run time.
+        if (lrn.getSize() % 2 == 0)
+          return lrn.emitOpError("size ")
+                 << lrn.getSize()
+                 << " is even; fastnn's LRN kernels take odd sizes only "
+                    "(re-export the model with an odd size)";
         appendShape(words, lrn.getInput());
         llvm::append_values(words, dtypeOf(lrn.getResult()), int64_t(FNN_NCHW),
                             lrn.getSize());
