@@ -378,17 +378,31 @@ struct Pipeline::Impl {
     if (Status St = extractSample(W.Ex, Opt.Spec, V); !St.ok())
       return St;
     ImageRef Img;
+    PreprocessPlan Plan;
     switch (V.Kind) {
     case ImageKind::Encoded: {
+      // Planned from the header, so that only the pixels the preprocessing
+      // reads are decoded (inception's crops: TensorFlow's
+      // decode_and_crop_jpeg). Decoding to the output's channel count lets
+      // libjpeg-turbo and libpng convert gray<->RGB for free.
       int H = 0, Wd = 0;
-      // Decode to the output's channel count: libjpeg-turbo and libpng
-      // convert gray<->RGB for free while decoding.
-      if (Status St = W.Decoder.decode(V.Bytes.data(), V.Bytes.size(),
-                                       Opt.Shape.Channels, W.Pixels, H, Wd);
+      if (Status St =
+              W.Decoder.readHeader(V.Bytes.data(), V.Bytes.size(), H, Wd);
           !St.ok())
         return St;
-      Img.U8 = W.Pixels.data();
-      Img.Height = H, Img.Width = Wd, Img.Channels = Opt.Shape.Channels;
+      if (Status St = planPreprocessing(Opt.Preprocess, Opt.Training, H, Wd,
+                                        Opt.Shape, Rand, Plan);
+          !St.ok())
+        return St;
+      PixelView Px;
+      if (Status St = W.Decoder.decodeCrop(V.Bytes.data(), V.Bytes.size(),
+                                           Opt.Shape.Channels, Plan.Source,
+                                           W.Pixels, Px);
+          !St.ok())
+        return St;
+      Img.U8 = Px.Data;
+      Img.Height = Px.Height, Img.Width = Px.Width, Img.Channels = Px.Channels;
+      Img.RowStride = Px.RowStride;
       break;
     }
     case ImageKind::Raw:
@@ -403,9 +417,12 @@ struct Pipeline::Impl {
       Img.Channels = Opt.Spec.Channels;
       break;
     }
-    if (Status St = preprocessImage(Opt.Preprocess, Opt.Training, Img,
-                                    Opt.Shape, Rand, Dst);
-        !St.ok())
+    // Decoded images are planned and cropped already; the others are whole.
+    Status St = V.Kind == ImageKind::Encoded
+                    ? applyPreprocessing(Plan, Img, Opt.Shape, Dst)
+                    : preprocessImage(Opt.Preprocess, Opt.Training, Img,
+                                      Opt.Shape, Rand, Dst);
+    if (!St.ok())
       return St;
     *Label = static_cast<int32_t>(V.Label);
     return Status::success();

@@ -6,6 +6,8 @@
 // with half_pixel_centers), optionally mirror it, then map each pixel through
 // a per-function normalisation. Doing all of it in the one pass that writes
 // the batch buffer is what keeps preprocessing close to the cost of decoding.
+// The rectangle and the random draws depend on the image size alone
+// (planPreprocessing), so that a caller can decode only the pixels read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,11 +70,6 @@ const char *preprocessingName(PreprocessKind K) {
 
 namespace {
 
-/// Source window, in source pixel units; parts outside the image read 0.
-struct Window {
-  double Y0, X0, H, W;
-};
-
 struct Taps {
   int I0, I1; // Element offsets of the two neighbours (already times stride).
   float Wt;   // Weight of I1.
@@ -98,13 +95,17 @@ void makeTaps(std::vector<Taps> &T, int Out, double Start, double Len, int Size,
 
 /// Two RGB pixels, each in four lanes (the fourth is scratch): the unit of
 /// the interleaved path. Lane-wise arithmetic rounds exactly as the scalar
-/// code does, so both paths give the same bits.
+/// code does, so both paths give the same bits. Nothing returns Pixels: the
+/// maps and helpers work in place through references. Out of line (builds
+/// that inline less, such as the sanitizer ones), a function compiled for
+/// the baseline returns a 32-byte vector in two xmm registers where its
+/// AVX caller reads ymm0, and half of each pair came back wrong.
 using Pixels = float __attribute__((vector_size(32)));
 
 /// A value map in two forms: \p Row maps an output row given as C planes of
 /// OW values (the planar path), \p Pix two RGB pixels (the interleaved path).
-/// Both must compute the same thing in the same order, so that NCHW and NHWC
-/// outputs are equal bit for bit.
+/// Both work in place and must compute the same thing in the same order, so
+/// that NCHW and NHWC outputs are equal bit for bit.
 template <typename RowFn, typename PixFn> struct Map {
   RowFn Row;
   PixFn Pix;
@@ -133,7 +134,7 @@ rgbRow(const SrcT *__restrict S0, const SrcT *__restrict S1, float Wy0,
        const Fn &F, float *__restrict D) {
   for (int I = 0; I < N; ++I)
     L[I] = float(S0[I]) * Wy0 + float(S1[I]) * Wy;
-  auto pair = [&](int K) {
+  auto pair = [&](int K, Pixels &V) {
     const PairTap &T = Taps[K];
     float A[8], B[8];
     std::memcpy(A, L + T.I0[0], 16);
@@ -143,21 +144,23 @@ rgbRow(const SrcT *__restrict S0, const SrcT *__restrict S1, float Wy0,
     Pixels PA, PB;
     std::memcpy(&PA, A, sizeof(Pixels));
     std::memcpy(&PB, B, sizeof(Pixels));
-    Pixels V = F.Pix(PA * T.W0 + PB * T.W1);
-    return __builtin_shufflevector(V, V, 0, 1, 2, 4, 5, 6, 3, 7);
+    V = PA * T.W0 + PB * T.W1;
+    F.Pix(V);
+    V = __builtin_shufflevector(V, V, 0, 1, 2, 4, 5, 6, 3, 7);
   };
   // Each store covers two lanes of the next pair, which overwrites them; the
   // last pair stores only its own pixels, since the values after the row may
   // belong to another sample.
   const int Pairs = OW / 2;
+  Pixels V;
   for (int K = 0; K + 1 < Pairs; ++K) {
-    Pixels V = pair(K);
+    pair(K, V);
     std::memcpy(D + 6 * K, &V, sizeof(Pixels));
   }
-  Pixels V = pair(Pairs - 1);
+  pair(Pairs - 1, V);
   std::memcpy(D + 6 * (Pairs - 1), &V, 6 * sizeof(float));
   if (OW % 2) {
-    V = pair(Pairs);
+    pair(Pairs, V);
     std::memcpy(D + 6 * Pairs, &V, 3 * sizeof(float));
   }
 }
@@ -199,8 +202,8 @@ const bool HaveAvx512 =
 /// planes.
 template <int C, typename SrcT, typename Fn>
 void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
-            const Window &Win, bool Flip, const OutputShape &Shape, const Fn &F,
-            float *Dst) {
+            size_t Stride, const SourceWindow &Win, bool Flip,
+            const OutputShape &Shape, const Fn &F, float *Dst) {
   thread_local std::vector<Taps> Rows, Cols;
   thread_local std::vector<float> Line, Out;
   const int OH = Shape.Height, OW = Shape.Width;
@@ -230,7 +233,7 @@ void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
   Line[N] = 0.0f;
   float *L = Line.data();
   // Maps of gray output take floats only and cannot be called on pixels.
-  if constexpr (C == 3 && std::is_invocable_v<decltype(F.Pix), Pixels>) {
+  if constexpr (C == 3 && std::is_invocable_v<decltype(F.Pix), Pixels &>) {
     if (SC == 3 && Shape.Order == Layout::NHWC) {
       thread_local std::vector<PairTap> Pairs;
       thread_local std::vector<SrcT> ZeroRow;
@@ -246,8 +249,8 @@ void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
         setHalf(Pairs[OW / 2], 1, Col2[OW - 1]);
       for (int Y = 0; Y < OH; ++Y) {
         const Taps &R = Rows[Y];
-        const SrcT *S0 = Src + size_t(R.I0) * SW * SC + Lo;
-        const SrcT *S1 = Src + size_t(R.I1) * SW * SC + Lo;
+        const SrcT *S0 = Src + size_t(R.I0) * Stride + Lo;
+        const SrcT *S1 = Src + size_t(R.I1) * Stride + Lo;
         if (!R.Valid) {
           // A padding row samples zeros.
           ZeroRow.assign(N, SrcT(0));
@@ -270,8 +273,8 @@ void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
   for (int Y = 0; Y < OH; ++Y) {
     const Taps &R = Rows[Y];
     if (R.Valid) {
-      const SrcT *S0 = Src + size_t(R.I0) * SW * SC + Lo;
-      const SrcT *S1 = Src + size_t(R.I1) * SW * SC + Lo;
+      const SrcT *S0 = Src + size_t(R.I0) * Stride + Lo;
+      const SrcT *S1 = Src + size_t(R.I1) * Stride + Lo;
       const float Wy = R.Wt, Wy0 = 1.0f - Wy;
       for (int I = 0; I < N; ++I)
         L[I] = float(S0[I]) * Wy0 + float(S1[I]) * Wy;
@@ -298,32 +301,51 @@ void sample(const SrcT *Src, float SrcScale, int SH, int SW, int SC,
   }
 }
 
-/// A per-value map: \p G is generic, so the same expression serves floats
-/// and pixels.
+size_t rowStride(const ImageRef &Img) {
+  return Img.RowStride ? Img.RowStride : size_t(Img.Width) * Img.Channels;
+}
+
+/// \p Img's pixels inside \p R, without a copy.
+ImageRef cropOf(const ImageRef &Img, const PixelRect &R) {
+  ImageRef C = Img;
+  C.RowStride = rowStride(Img);
+  const size_t Offset = size_t(R.Y) * C.RowStride + size_t(R.X) * Img.Channels;
+  if (C.U8)
+    C.U8 += Offset;
+  else
+    C.F32 += Offset;
+  C.Height = R.Height;
+  C.Width = R.Width;
+  return C;
+}
+
+/// A per-value map: \p G updates a value in place and is generic, so the
+/// same expression serves floats and pixels.
 template <typename Fn> auto eachValue(int C, Fn G) {
   return makeMap(
       [C, G](float *P, int OW) {
         for (int I = 0; I < C * OW; ++I)
-          P[I] = G(P[I]);
+          G(P[I]);
       },
       G);
 }
 
 template <typename Fn>
-Status run(const ImageRef &Src, const Window &Win, bool Flip,
+Status run(const ImageRef &Src, const SourceWindow &Win, bool Flip,
            const OutputShape &Shape, const Fn &F, float *Dst) {
   if (Src.Channels != Shape.Channels && Src.Channels != 1)
     return Status::error("cannot turn a " + std::to_string(Src.Channels) +
                          "-channel image into " +
                          std::to_string(Shape.Channels) + " channels");
+  const size_t Stride = rowStride(Src);
   auto go = [&](auto CTag) {
     constexpr int C = decltype(CTag)::value;
     if (Src.U8)
-      sample<C>(Src.U8, 1.0f, Src.Height, Src.Width, Src.Channels, Win, Flip,
-                Shape, F, Dst);
+      sample<C>(Src.U8, 1.0f, Src.Height, Src.Width, Src.Channels, Stride, Win,
+                Flip, Shape, F, Dst);
     else
       sample<C>(Src.F32, Src.FloatScale, Src.Height, Src.Width, Src.Channels,
-                Win, Flip, Shape, F, Dst);
+                Stride, Win, Flip, Shape, F, Dst);
   };
   if (Shape.Channels == 1)
     go(std::integral_constant<int, 1>());
@@ -338,7 +360,7 @@ Status run(const ImageRef &Src, const Window &Win, bool Flip,
 /// box, as TF-slim's inception preprocessing calls it (min_object_covered
 /// 0.1, aspect ratio [3/4, 4/3], area [0.05, 1], 100 attempts, else the
 /// whole image).
-Window distortedBox(int H, int W, Rng &R) {
+PixelRect distortedBox(int H, int W, Rng &R) {
   const double Area = double(H) * W;
   for (int Attempt = 0; Attempt < 100; ++Attempt) {
     double Aspect = R.uniform(3.0 / 4.0, 4.0 / 3.0);
@@ -351,24 +373,24 @@ Window distortedBox(int H, int W, Rng &R) {
       continue;
     int Y = static_cast<int>(R.below(H - Ch + 1));
     int X = static_cast<int>(R.below(W - Cw + 1));
-    return {double(Y), double(X), double(Ch), double(Cw)};
+    return {Y, X, Ch, Cw};
   }
-  return {0, 0, double(H), double(W)};
+  return {0, 0, H, W};
 }
 
 /// _R_MEAN, _G_MEAN, _B_MEAN of vgg_preprocessing.py.
 constexpr float VggMean[3] = {123.68f, 116.78f, 103.94f};
 
 /// TF's central_crop: integer start, size what is left.
-Window centralCrop(int H, int W, double Fraction) {
+PixelRect centralCrop(int H, int W, double Fraction) {
   int Y = static_cast<int>((H - H * Fraction) / 2);
   int X = static_cast<int>((W - W * Fraction) / 2);
-  return {double(Y), double(X), double(H - 2 * Y), double(W - 2 * X)};
+  return {Y, X, H - 2 * Y, W - 2 * X};
 }
 
 /// resize_image_with_crop_or_pad: centred crop where larger, centred zero
 /// padding where smaller, no scaling.
-Window cropOrPad(int H, int W, int OH, int OW) {
+SourceWindow cropOrPad(int H, int W, int OH, int OW) {
   double Y = H >= OH ? (H - OH) / 2 : -((OH - H) / 2);
   double X = W >= OW ? (W - OW) / 2 : -((OW - W) / 2);
   return {Y, X, double(OH), double(OW)};
@@ -408,36 +430,105 @@ void standardise(float *Dst, const OutputShape &Shape, float Contrast) {
 
 } // namespace
 
-Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
-                       const OutputShape &Shape, Rng &R, float *Dst) {
-  const int H = Src.Height, W = Src.Width;
-  if (H <= 0 || W <= 0 || (!Src.U8 && !Src.F32))
+Status planPreprocessing(PreprocessKind Kind, bool Training, int H, int W,
+                         const OutputShape &Shape, Rng &R,
+                         PreprocessPlan &Plan) {
+  if (H <= 0 || W <= 0)
     return Status::error("empty image");
   if (Shape.Height <= 0 || Shape.Width <= 0)
     return Status::error("output size is not set");
   const int OH = Shape.Height, OW = Shape.Width;
-  const int C = Shape.Channels;
+  Plan = PreprocessPlan();
+  Plan.Kind = Kind;
+  Plan.Training = Training;
+  Plan.Source = {0, 0, H, W};
+  Plan.Win = {0, 0, double(H), double(W)};
   switch (Kind) {
-  case PreprocessKind::None: {
-    return run(Src, {0, 0, double(H), double(W)}, false, Shape,
-               eachValue(C, [](auto V) { return V * (1.0f / 255.0f); }), Dst);
+  case PreprocessKind::None:
+    break;
+  case PreprocessKind::Inception:
+    // TF-slim crops the image tensor, then resizes the crop: the sampler
+    // sees only the crop and clamps at its edges.
+    Plan.Source = Training ? distortedBox(H, W, R) : centralCrop(H, W, 0.875);
+    Plan.Win = {0, 0, double(Plan.Source.Height), double(Plan.Source.Width)};
+    if (Training) {
+      Plan.Flip = R.below(2);
+      // distort_color in fast mode, ordering 0: brightness (max delta
+      // 32/255) then saturation [0.5, 1.5].
+      Plan.Brightness = static_cast<float>(R.uniform(-32.0, 32.0) / 255.0);
+      Plan.Saturation = static_cast<float>(R.uniform(0.5, 1.5));
+    }
+    break;
+  case PreprocessKind::Vgg: {
+    // Aspect-preserving resize so the smaller side is S (train: uniform in
+    // [256, 512]; eval: 256), then a random (train) or central crop.
+    int MinOut = std::max(OH, OW);
+    int Side = Training ? 256 + static_cast<int>(R.below(512 - 256 + 1)) : 256;
+    Side = std::max(Side, MinOut);
+    double Scale = double(Side) / std::min(H, W);
+    int NH = std::max(OH, static_cast<int>(std::lround(H * Scale)));
+    int NW = std::max(OW, static_cast<int>(std::lround(W * Scale)));
+    int OffY =
+        Training ? static_cast<int>(R.below(NH - OH + 1)) : (NH - OH) / 2;
+    int OffX =
+        Training ? static_cast<int>(R.below(NW - OW + 1)) : (NW - OW) / 2;
+    double Sy = double(H) / NH, Sx = double(W) / NW;
+    Plan.Win = {OffY * Sy, OffX * Sx, OH * Sy, OW * Sx};
+    Plan.Flip = Training && R.below(2);
+    break;
   }
+  case PreprocessKind::Cifarnet:
+    if (!Training) {
+      Plan.Win = cropOrPad(H, W, OH, OW);
+      break;
+    }
+    {
+      // Pad 4 pixels of zeros on each side, then a random crop.
+      const int Pad = 4;
+      int PH = H + 2 * Pad, PW = W + 2 * Pad;
+      if (PH >= OH && PW >= OW) {
+        int Y = static_cast<int>(R.below(PH - OH + 1));
+        int X = static_cast<int>(R.below(PW - OW + 1));
+        Plan.Win = {double(Y - Pad), double(X - Pad), double(OH), double(OW)};
+      }
+    }
+    Plan.Flip = R.below(2);
+    Plan.Brightness = static_cast<float>(R.uniform(-63.0, 63.0));
+    Plan.Contrast = static_cast<float>(R.uniform(0.2, 1.8));
+    break;
+  case PreprocessKind::Lenet:
+    Plan.Win = cropOrPad(H, W, OH, OW);
+    break;
+  }
+  return Status::success();
+}
+
+Status applyPreprocessing(const PreprocessPlan &Plan, const ImageRef &Src,
+                          const OutputShape &Shape, float *Dst) {
+  if (!Src.U8 && !Src.F32)
+    return Status::error("empty image");
+  if (Src.Height != Plan.Source.Height || Src.Width != Plan.Source.Width)
+    return Status::error(
+        "a " + std::to_string(Src.Width) + "x" + std::to_string(Src.Height) +
+        " image for a plan that reads " + std::to_string(Plan.Source.Width) +
+        "x" + std::to_string(Plan.Source.Height) + " pixels");
+  const int C = Shape.Channels;
+  const SourceWindow &Win = Plan.Win;
+  switch (Plan.Kind) {
+  case PreprocessKind::None:
+    return run(Src, Win, false, Shape,
+               eachValue(C, [](auto &V) { V = V * (1.0f / 255.0f); }), Dst);
   case PreprocessKind::Inception: {
-    if (!Training)
+    if (!Plan.Training)
+      return run(Src, Win, false, Shape,
+                 eachValue(C, [](auto &V) { V = V * (2.0f / 255.0f) - 1.0f; }),
+                 Dst);
+    // Saturation is a lerp from the Rec.601 luma, close to TF's HSV
+    // scaling and far cheaper. Then clip to [0, 1] and map to [-1, 1].
+    const float Delta = Plan.Brightness, Sat = Plan.Saturation;
+    if (C == 3)
       return run(
-          Src, centralCrop(H, W, 0.875), false, Shape,
-          eachValue(C, [](auto V) { return V * (2.0f / 255.0f) - 1.0f; }), Dst);
-    Window Win = distortedBox(H, W, R);
-    bool Flip = R.below(2);
-    // distort_color in fast mode, ordering 0: brightness (max delta 32/255)
-    // then saturation [0.5, 1.5]; saturation is a lerp from the Rec.601
-    // luma, close to TF's HSV scaling and far cheaper. Then clip to [0, 1]
-    // and map to [-1, 1].
-    const float Delta = static_cast<float>(R.uniform(-32.0, 32.0) / 255.0);
-    const float Sat = static_cast<float>(R.uniform(0.5, 1.5));
-    if (Shape.Channels == 3)
-      return run(
-          Src, Win, Flip, Shape,
+          Src, Win, Plan.Flip, Shape,
           makeMap(
               [Delta, Sat](float *P, int OW) {
                 float *PR = P, *PG = P + OW, *PB = P + 2 * OW;
@@ -454,7 +545,7 @@ Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
                   PB[X] = B * 2.0f - 1.0f;
                 }
               },
-              [Delta, Sat](Pixels V) {
+              [Delta, Sat](Pixels &V) {
                 const Pixels Luma = {0.299f, 0.587f, 0.114f, 0.0f,
                                      0.299f, 0.587f, 0.114f, 0.0f};
                 Pixels T = V * (1.0f / 255.0f) + Delta;
@@ -468,82 +559,57 @@ Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
                 // std::clamp's comparisons, lane-wise.
                 S = S < 0.0f ? Pixels{} : S;
                 S = 1.0f < S ? Pixels{} + 1.0f : S;
-                return S * 2.0f - 1.0f;
+                V = S * 2.0f - 1.0f;
               }),
           Dst);
-    return run(Src, Win, Flip, Shape,
+    return run(Src, Win, Plan.Flip, Shape,
                eachValue(1,
-                         [Delta](float V) {
+                         [Delta](float &V) {
                            float X = std::clamp(V * (1.0f / 255.0f) + Delta,
                                                 0.0f, 1.0f);
-                           return X * 2.0f - 1.0f;
+                           V = X * 2.0f - 1.0f;
                          }),
                Dst);
   }
-  case PreprocessKind::Vgg: {
-    // Aspect-preserving resize so the smaller side is S (train: uniform in
-    // [256, 512]; eval: 256), then a random (train) or central crop.
-    int MinOut = std::max(OH, OW);
-    int Side = Training ? 256 + static_cast<int>(R.below(512 - 256 + 1)) : 256;
-    Side = std::max(Side, MinOut);
-    double Scale = double(Side) / std::min(H, W);
-    int NH = std::max(OH, static_cast<int>(std::lround(H * Scale)));
-    int NW = std::max(OW, static_cast<int>(std::lround(W * Scale)));
-    int OffY =
-        Training ? static_cast<int>(R.below(NH - OH + 1)) : (NH - OH) / 2;
-    int OffX =
-        Training ? static_cast<int>(R.below(NW - OW + 1)) : (NW - OW) / 2;
-    double Sy = double(H) / NH, Sx = double(W) / NW;
-    Window Win{OffY * Sy, OffX * Sx, OH * Sy, OW * Sx};
-    bool Flip = Training && R.below(2);
-    return run(Src, Win, Flip, Shape,
+  case PreprocessKind::Vgg:
+    return run(Src, Win, Plan.Flip, Shape,
                makeMap(
                    [C](float *P, int OW) {
                      for (int Ch = 0; Ch < C; ++Ch)
                        for (int X = 0; X < OW; ++X)
                          P[Ch * OW + X] -= VggMean[Ch];
                    },
-                   [](Pixels V) {
-                     return V - Pixels{VggMean[0], VggMean[1], VggMean[2],
-                                       0.0f,       VggMean[0], VggMean[1],
-                                       VggMean[2], 0.0f};
+                   [](Pixels &V) {
+                     V -= Pixels{VggMean[0], VggMean[1], VggMean[2], 0.0f,
+                                 VggMean[0], VggMean[1], VggMean[2], 0.0f};
                    }),
                Dst);
-  }
   case PreprocessKind::Cifarnet: {
-    Window Win;
-    bool Flip = false;
-    float Delta = 0, Contrast = 1;
-    if (Training) {
-      // Pad 4 pixels of zeros on each side, then a random crop.
-      const int Pad = 4;
-      int PH = H + 2 * Pad, PW = W + 2 * Pad;
-      if (PH >= OH && PW >= OW) {
-        int Y = static_cast<int>(R.below(PH - OH + 1));
-        int X = static_cast<int>(R.below(PW - OW + 1));
-        Win = {double(Y - Pad), double(X - Pad), double(OH), double(OW)};
-      } else {
-        Win = {0, 0, double(H), double(W)};
-      }
-      Flip = R.below(2);
-      Delta = static_cast<float>(R.uniform(-63.0, 63.0));
-      Contrast = static_cast<float>(R.uniform(0.2, 1.8));
-    } else {
-      Win = cropOrPad(H, W, OH, OW);
-    }
-    Status S = run(Src, Win, Flip, Shape,
-                   eachValue(C, [Delta](auto V) { return V + Delta; }), Dst);
+    const float Delta = Plan.Brightness;
+    Status S = run(Src, Win, Plan.Flip, Shape,
+                   eachValue(C, [Delta](auto &V) { V = V + Delta; }), Dst);
     if (S.ok())
-      standardise(Dst, Shape, Contrast);
+      standardise(Dst, Shape, Plan.Contrast);
     return S;
   }
   case PreprocessKind::Lenet:
     return run(
-        Src, cropOrPad(H, W, OH, OW), false, Shape,
-        eachValue(C, [](auto V) { return (V - 128.0f) * (1.0f / 128.0f); }),
-        Dst);
+        Src, Win, false, Shape,
+        eachValue(C, [](auto &V) { V = (V - 128.0f) * (1.0f / 128.0f); }), Dst);
   }
   return Status::error("unknown preprocessing");
+}
+
+Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
+                       const OutputShape &Shape, Rng &R, float *Dst) {
+  if (!Src.U8 && !Src.F32)
+    return Status::error("empty image");
+  PreprocessPlan Plan;
+  if (Status S = planPreprocessing(Kind, Training, Src.Height, Src.Width, Shape,
+                                   R, Plan);
+      !S.ok())
+    return S;
+  return applyPreprocessing(Plan, cropOf(Src, Plan.Source), Shape, Dst);
 }
 
 } // namespace fastnn::data

@@ -201,6 +201,52 @@ TEST(CorruptInput, UndecodableImage) {
   EXPECT_NE(S.message().find("JPEG"), std::string::npos);
 }
 
+TEST(CorruptInput, DamagedJpegCrops) {
+  // Cropped decoding goes through libjpeg's own API: its errors and
+  // warnings must come back as a Status (libjpeg's default handler calls
+  // exit()), and the decoder must stay usable after them.
+  const int H = 64, W = 48;
+  std::vector<uint8_t> Src = photoPixels(H, W, 3), Px, Full;
+  std::string Jpeg;
+  ASSERT_TRUE(encodeJpeg(Src.data(), H, W, 3, 90, Jpeg).ok());
+  ImageDecoder Dec;
+  int FH, FW;
+  ASSERT_TRUE(Dec.decode(Jpeg.data(), Jpeg.size(), 3, Full, FH, FW).ok());
+  const PixelRect Crops[] = {
+      {0, 0, H, W}, {0, 0, 8, 8}, {20, 17, 30, 20}, {H - 5, W - 9, 5, 9}};
+  PixelView V;
+  for (size_t Cut = 0; Cut < Jpeg.size(); Cut += 7)
+    for (const PixelRect &R : Crops)
+      (void)Dec.decodeCrop(Jpeg.data(), Cut, 3, R, Px, V);
+  std::string Flipped = Jpeg;
+  for (size_t I = 2; I < Flipped.size(); I += 3) {
+    Flipped[I] ^= 0x10;
+    for (const PixelRect &R : Crops)
+      (void)Dec.decodeCrop(Flipped.data(), Flipped.size(), 3, R, Px, V);
+    Flipped[I] ^= 0x10;
+  }
+  // Cut at two thirds: a crop of the top rows decodes (the damage lies
+  // after its last row, which cropped decoding never reads), a crop that
+  // reaches the damage fails with libjpeg's message.
+  std::string Cut = Jpeg.substr(0, Jpeg.size() * 2 / 3);
+  Status S = Dec.decodeCrop(Cut.data(), Cut.size(), 3, {0, 0, 8, W}, Px, V);
+  ASSERT_TRUE(S.ok()) << S.message();
+  EXPECT_EQ(0, std::memcmp(V.Data, Full.data(), 8 * W * 3));
+  S = Dec.decodeCrop(Cut.data(), Cut.size(), 3, {H - 8, 0, 8, W}, Px, V);
+  EXPECT_FALSE(S.ok());
+  EXPECT_NE(S.message().find("undecodable JPEG: Premature end of JPEG file"),
+            std::string::npos)
+      << S.message();
+  std::string Garbage = "\xff\xd8\xff\xe0 not really a JPEG";
+  S = Dec.decodeCrop(Garbage.data(), Garbage.size(), 3, {0, 0, 1, 1}, Px, V);
+  EXPECT_FALSE(S.ok());
+  EXPECT_NE(S.message().find("undecodable JPEG"), std::string::npos)
+      << S.message();
+  ASSERT_TRUE(
+      Dec.decodeCrop(Jpeg.data(), Jpeg.size(), 3, {0, 0, H, W}, Px, V).ok());
+  EXPECT_EQ(Px, Full);
+}
+
 TEST(CorruptInput, PipelineReportsOffsetOfBadImage) {
   TempDir D;
   std::vector<std::string> Recs;

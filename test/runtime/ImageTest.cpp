@@ -91,3 +91,70 @@ TEST(Image, HugeHeaderIsRefused) {
       << S.message();
   EXPECT_LT(Px.capacity(), 1u << 20);
 }
+
+TEST(Image, JpegCropEqualsFullDecode) {
+  // 4:2:0 RGB and gray JPEGs decoded to 3 and 1 channels: every crop, at
+  // the image edges, on iMCU boundaries (multiples of 16) and one pixel off
+  // them, holds the pixels of a full decode bit for bit.
+  const int H = 61, W = 83;
+  ImageDecoder Dec;
+  for (int SrcC : {3, 1}) {
+    std::vector<uint8_t> Src = photoPixels(H, W, SrcC);
+    std::string Jpeg;
+    ASSERT_TRUE(encodeJpeg(Src.data(), H, W, SrcC, 90, Jpeg).ok());
+    for (int C : {3, 1}) {
+      std::vector<uint8_t> Full, Px;
+      int FH, FW;
+      ASSERT_TRUE(Dec.decode(Jpeg.data(), Jpeg.size(), C, Full, FH, FW).ok());
+      for (int Y : {0, 1, 15, 16, 17, 44})
+        for (int X : {0, 1, 15, 16, 17, 47})
+          for (int CH : {1, 16, H - Y})
+            for (int CW : {1, 2, 17, W - X}) {
+              PixelView V;
+              Status S = Dec.decodeCrop(Jpeg.data(), Jpeg.size(), C,
+                                        {Y, X, CH, CW}, Px, V);
+              ASSERT_TRUE(S.ok()) << S.message();
+              ASSERT_EQ(V.Height, CH);
+              ASSERT_EQ(V.Width, CW);
+              ASSERT_EQ(V.Channels, C);
+              int Diff = 0;
+              for (int R = 0; R < CH; ++R)
+                for (int I = 0; I < CW * C; ++I)
+                  Diff += V.Data[R * V.RowStride + I] !=
+                          Full[(size_t(Y + R) * W + X) * C + I];
+              ASSERT_EQ(Diff, 0)
+                  << "crop " << CW << "x" << CH << " at (" << X << ", " << Y
+                  << "), " << SrcC << " -> " << C << " channels";
+            }
+    }
+  }
+}
+
+TEST(Image, CropOutsideTheImageIsRefused) {
+  std::vector<uint8_t> Src = testPixels(20, 30, 3), Px;
+  std::string Jpeg, Png;
+  ASSERT_TRUE(encodeJpeg(Src.data(), 20, 30, 3, 90, Jpeg).ok());
+  ASSERT_TRUE(encodePng(Src.data(), 20, 30, 3, Png).ok());
+  ImageDecoder Dec;
+  for (const std::string *Img : {&Jpeg, &Png}) {
+    for (PixelRect R : {PixelRect{0, 0, 21, 30}, PixelRect{5, 1, 15, 30},
+                        PixelRect{-1, 0, 5, 5}, PixelRect{0, 0, 0, 5}}) {
+      PixelView V;
+      Status S = Dec.decodeCrop(Img->data(), Img->size(), 3, R, Px, V);
+      EXPECT_FALSE(S.ok());
+      EXPECT_NE(S.message().find("outside the 30x20 image"), std::string::npos)
+          << S.message();
+    }
+    // The decoder is still usable afterwards.
+    PixelView V;
+    ASSERT_TRUE(
+        Dec.decodeCrop(Img->data(), Img->size(), 3, {2, 3, 4, 5}, Px, V).ok());
+    EXPECT_EQ(V.Width, 5);
+  }
+  // PNG crops point into the whole decoded image.
+  PixelView V;
+  ASSERT_TRUE(
+      Dec.decodeCrop(Png.data(), Png.size(), 3, {2, 3, 4, 5}, Px, V).ok());
+  EXPECT_EQ(V.RowStride, 30u * 3);
+  EXPECT_EQ(V.Data[0], Src[(2 * 30 + 3) * 3]);
+}

@@ -318,6 +318,65 @@ TEST(Pipeline, RawAndFloatImages) {
   }
 }
 
+TEST(Pipeline, CroppedJpegDecodingEqualsFullDecoding) {
+  // Inception decodes only its crop of each JPEG; the batches must equal
+  // full decoding followed by the same preprocessing (sample I of an
+  // unshuffled file draws from Rng::forSample(Seed, I)), bit for bit, for
+  // any thread count.
+  TempDir D;
+  std::vector<std::string> Jpegs, Recs;
+  for (int I = 0; I < 10; ++I) {
+    int H = 40 + 7 * I, W = 90 - 5 * I;
+    std::vector<uint8_t> Px = photoPixels(H, W, 3, I);
+    std::string J;
+    ASSERT_TRUE(encodeJpeg(Px.data(), H, W, 3, 90, J).ok());
+    Recs.push_back(makeImageExample(J, "jpeg", I, H, W));
+    Jpegs.push_back(std::move(J));
+  }
+  writeRecords(D.file("j.tfrecord"), Recs);
+  PipelineOptions O;
+  ASSERT_TRUE(builtinDatasetSpec("flowers", O.Spec));
+  O.Spec.NumClasses = 0;
+  O.Files = {D.file("j.tfrecord")};
+  O.Preprocess = PreprocessKind::Inception;
+  O.BatchSize = 4;
+  O.DropRemainder = false;
+  O.ShuffleBufferSize = 0;
+  O.Seed = 11;
+  ImageDecoder Dec;
+  for (bool Training : {true, false})
+    for (Layout L : {Layout::NHWC, Layout::NCHW})
+      for (int Channels : {3, 1}) {
+        O.Training = Training;
+        O.Shape = {24, 32, Channels, L};
+        std::vector<float> Want;
+        for (int I = 0; I < 10; ++I) {
+          std::vector<uint8_t> Px;
+          ImageRef Img;
+          ASSERT_TRUE(Dec.decode(Jpegs[I].data(), Jpegs[I].size(), Channels, Px,
+                                 Img.Height, Img.Width)
+                          .ok());
+          Img.U8 = Px.data();
+          Img.Channels = Channels;
+          std::vector<float> Out(O.Shape.elements());
+          Rng R = Rng::forSample(O.Seed, I);
+          ASSERT_TRUE(preprocessImage(O.Preprocess, Training, Img, O.Shape, R,
+                                      Out.data())
+                          .ok());
+          Want.insert(Want.end(), Out.begin(), Out.end());
+        }
+        for (int Threads : {1, 3}) {
+          O.NumThreads = Threads;
+          Drained A = drain(O);
+          ASSERT_EQ(A.Labels,
+                    (std::vector<int32_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+          EXPECT_EQ(A.Pixels, Want)
+              << (Training ? "training" : "evaluation") << ", " << Channels
+              << " channels, " << Threads << " threads";
+        }
+      }
+}
+
 TEST(Pipeline, CleanShutdownWhileRunningForever) {
   TempDir D;
   auto Files = makeFiles(D, 2, 50);

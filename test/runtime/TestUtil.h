@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -88,6 +90,23 @@ inline std::vector<uint8_t> testPixels(int H, int W, int C, int Seed = 0) {
             (X * 160 / std::max(1, W - 1) + Y * 40 / std::max(1, H - 1) +
              Ch * 20 + Seed * 7) &
             255);
+  return P;
+}
+
+/// A photo-like test picture: waves that differ per channel plus noise, so
+/// that JPEG chroma varies from block to block.
+inline std::vector<uint8_t> photoPixels(int H, int W, int C, int Seed = 0) {
+  std::vector<uint8_t> P(size_t(H) * W * C);
+  uint32_t Noise = 2463534242u + Seed;
+  for (int Y = 0; Y < H; ++Y)
+    for (int X = 0; X < W; ++X)
+      for (int Ch = 0; Ch < C; ++Ch) {
+        Noise ^= Noise << 13, Noise ^= Noise >> 17, Noise ^= Noise << 5;
+        double V = 128 + 90 * std::sin(0.05 * (X + Y) + Ch + Seed) +
+                   20 * std::sin(0.3 * X * (Ch + 1)) + int(Noise % 32) - 16;
+        P[(size_t(Y) * W + X) * C + Ch] =
+            static_cast<uint8_t>(std::clamp(V, 0.0, 255.0));
+      }
   return P;
 }
 

@@ -8,7 +8,11 @@
 
 #include "TestUtil.h"
 
+#include "fastnn/data/Pipeline.h"
+
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <sys/wait.h>
 
 using namespace fastnn::data;
@@ -125,4 +129,81 @@ TEST(TfInterop, TensorFlowReadsWhatFastnnWrites) {
     GTEST_SKIP() << "TensorFlow missing from " << FASTNN_PYTHON
                  << " (run scripts/install-deps.sh): " << Out;
   EXPECT_EQ(Rc, 0) << Out;
+}
+
+TEST(TfInterop, DecodesAndPreprocessesJpegsAsTensorFlow) {
+  TempDir D;
+  std::string Out;
+  int Rc = runPython("images", D.Path.string(), Out);
+  if (Rc == 77)
+    GTEST_SKIP() << "TensorFlow missing from " << FASTNN_PYTHON
+                 << " (run scripts/install-deps.sh): " << Out;
+  ASSERT_EQ(Rc, 0) << Out;
+  // JPEG_CASES of tf_interop.py.
+  const std::string Names[] = {"420", "444", "progressive", "gray"};
+  ImageDecoder Dec;
+  std::vector<std::string> Recs;
+  for (int N = 0; N < 4; ++N) {
+    std::string Jpeg = readFile(D.file(Names[N] + ".jpg"));
+    std::string Rgb = readFile(D.file(Names[N] + ".rgb"));
+    int H = 0, W = 0;
+    ASSERT_TRUE(Dec.readHeader(Jpeg.data(), Jpeg.size(), H, W).ok());
+    ASSERT_EQ(Rgb.size(), size_t(H) * W * 3);
+    // Crops equal TensorFlow's decode_jpeg and a slice, bit for bit.
+    // (TensorFlow's own decode_and_crop_jpeg differs from that by up to ~11
+    // levels in the first and last columns of 4:2:0 crops: it decodes no
+    // column beyond the crop.)
+    Rng R(N);
+    for (int K = 0; K < 30; ++K) {
+      PixelRect C{0, 0, H, W};
+      if (K > 0) {
+        C.Height = 1 + int(R.below(H));
+        C.Width = 1 + int(R.below(W));
+        C.Y = int(R.below(H - C.Height + 1));
+        C.X = int(R.below(W - C.Width + 1));
+      }
+      std::vector<uint8_t> Px;
+      PixelView V;
+      Status S = Dec.decodeCrop(Jpeg.data(), Jpeg.size(), 3, C, Px, V);
+      ASSERT_TRUE(S.ok()) << S.message();
+      int Diff = 0;
+      for (int Y = 0; Y < C.Height; ++Y)
+        Diff += std::memcmp(V.Data + Y * V.RowStride,
+                            Rgb.data() + (size_t(C.Y + Y) * W + C.X) * 3,
+                            size_t(C.Width) * 3) != 0;
+      EXPECT_EQ(Diff, 0) << Names[N] << ": crop " << C.Width << "x" << C.Height
+                         << " at (" << C.X << ", " << C.Y << ")";
+    }
+    Recs.push_back(makeImageExample(Jpeg, "jpeg", N, H, W));
+  }
+  // Inception's evaluation preprocessing through the pipeline (central crop
+  // decoded alone) against TensorFlow's ops.
+  writeRecords(D.file("eval.tfrecord"), Recs);
+  PipelineOptions O;
+  ASSERT_TRUE(builtinDatasetSpec("flowers", O.Spec));
+  O.Files = {D.file("eval.tfrecord")};
+  O.Shape = {40, 56, 3, Layout::NHWC};
+  O.Preprocess = PreprocessKind::Inception;
+  O.Training = false;
+  O.BatchSize = 1;
+  O.ShuffleBufferSize = 0;
+  Status S;
+  auto P = Pipeline::create(O, S);
+  ASSERT_TRUE(P) << S.message();
+  for (int N = 0; N < 4; ++N) {
+    BatchView B;
+    ASSERT_TRUE(P->acquire(B).ok());
+    ASSERT_EQ(B.Size, 1);
+    std::string Want = readFile(D.file(Names[N] + ".eval"));
+    ASSERT_EQ(Want.size(), O.Shape.elements() * sizeof(float));
+    const float *Got = static_cast<const float *>(B.Images);
+    float MaxDiff = 0;
+    for (size_t I = 0; I < O.Shape.elements(); ++I) {
+      float Ref;
+      std::memcpy(&Ref, Want.data() + I * sizeof(float), sizeof(float));
+      MaxDiff = std::max(MaxDiff, std::fabs(Got[I] - Ref));
+    }
+    EXPECT_LT(MaxDiff, 1e-5f) << Names[N];
+    P->release(B);
+  }
 }

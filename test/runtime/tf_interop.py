@@ -3,12 +3,18 @@
   tf_interop.py write DIR   tf.io.TFRecordWriter writes plain/gzip/zlib files
   tf_interop.py read DIR    tf.data reads the files fastnn wrote and
                             tf.io.parse_single_example parses them
+  tf_interop.py images DIR  tf.io.encode_jpeg writes JPEGs (4:2:0, 4:4:4,
+                            progressive, gray), with TensorFlow's decode_jpeg
+                            of each and its inception evaluation
+                            preprocessing, for fastnn to compare with
 
 Exit 77 when TensorFlow is not installed (the test then skips).
 The record contents follow expected_example(i), mirrored in TfInteropTest.cpp.
 """
 import os
 import sys
+
+import numpy as np
 
 try:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
@@ -102,5 +108,40 @@ def read(d):
     check(total == 12, f"{total} converted records, expected 12")
 
 
+# name, height, width, channels, tf.io.encode_jpeg options; mirrored in
+# TfInteropTest.cpp.
+JPEG_CASES = [
+    ("420", 75, 101, 3, {}),
+    ("444", 64, 48, 3, {"chroma_downsampling": False}),
+    ("progressive", 90, 70, 3, {"progressive": True}),
+    ("gray", 50, 67, 1, {}),
+]
+EVAL_SIZE = [40, 56]
+
+
+def images(d):
+    rng = np.random.default_rng(0)
+    for name, h, w, c, opts in JPEG_CASES:
+        yy, xx = np.mgrid[0:h, 0:w]
+        waves = [128 + 90 * np.sin(0.05 * (xx + yy) + k) + 20 * np.sin(0.3 * xx * (k + 1))
+                 for k in range(c)]
+        img = np.stack(waves, -1) + rng.integers(-16, 16, (h, w, c))
+        img = np.clip(img, 0, 255).astype(np.uint8)
+        data = tf.io.encode_jpeg(img, quality=90, **opts)
+        with open(os.path.join(d, name + ".jpg"), "wb") as f:
+            f.write(data.numpy())
+        rgb = tf.io.decode_jpeg(data, channels=3, dct_method="INTEGER_ACCURATE")
+        with open(os.path.join(d, name + ".rgb"), "wb") as f:
+            f.write(rgb.numpy().tobytes())
+        # TF-slim's preprocess_for_eval, with TF2's bilinear resize
+        # (half-pixel centres), which fastnn follows.
+        x = tf.image.convert_image_dtype(rgb, tf.float32)
+        x = tf.image.central_crop(x, 0.875)
+        x = tf.image.resize(x, EVAL_SIZE, method="bilinear")
+        x = (x - 0.5) * 2.0
+        with open(os.path.join(d, name + ".eval"), "wb") as f:
+            f.write(x.numpy().astype(np.float32).tobytes())
+
+
 if __name__ == "__main__":
-    {"write": write, "read": read}[sys.argv[1]](sys.argv[2])
+    {"write": write, "read": read, "images": images}[sys.argv[1]](sys.argv[2])

@@ -1,7 +1,8 @@
 //===- ExampleFuzzer.cpp - libFuzzer target for tf.Example parsing --------===//
 //
 // Parses the input as a tf.Example, extracts a sample under each image kind
-// and, for encoded images of modest size, decodes and preprocesses them.
+// and, for encoded images of modest size, decodes and preprocesses them,
+// both whole and as the pipeline does (inception's crop decoded alone).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,6 +45,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
       if (!Dec.readHeader(V.Bytes.data(), V.Bytes.size(), H, W).ok() ||
           int64_t(H) * W > (1 << 20))
         continue;
+      Rng R(Size);
+      OutputShape Sh{8, 8, 3, Layout::NHWC};
+      PreprocessPlan Plan;
+      PixelView Crop;
+      if (planPreprocessing(PreprocessKind::Inception, true, H, W, Sh, R, Plan)
+              .ok() &&
+          Dec.decodeCrop(V.Bytes.data(), V.Bytes.size(), 3, Plan.Source, Px,
+                         Crop)
+              .ok()) {
+        ImageRef C;
+        C.U8 = Crop.Data, C.Height = Crop.Height, C.Width = Crop.Width;
+        C.Channels = 3, C.RowStride = Crop.RowStride;
+        (void)applyPreprocessing(Plan, C, Sh, Out);
+      }
       if (!Dec.decode(V.Bytes.data(), V.Bytes.size(), 3, Px, H, W).ok())
         continue;
       Img.U8 = Px.data(), Img.Height = H, Img.Width = W, Img.Channels = 3;

@@ -22,9 +22,24 @@ ImageFormat detectImageFormat(const void *Data, size_t Size);
 /// forged header cannot make us allocate gigabytes.
 constexpr uint64_t MaxImagePixels = uint64_t(1) << 28;
 
+/// A rectangle of an image, in pixels.
+struct PixelRect {
+  int Y = 0, X = 0, Height = 0, Width = 0;
+};
+
+/// Decoded 8-bit pixels, interleaved: Height rows of Width x Channels values,
+/// row R starting at Data + R * RowStride.
+struct PixelView {
+  const uint8_t *Data = nullptr;
+  int Height = 0, Width = 0, Channels = 0;
+  size_t RowStride = 0;
+};
+
 /// Decodes JPEG/PNG into interleaved 8-bit pixels (height x width x
 /// channels). \p Channels (1 or 3) converts gray<->RGB while decoding.
-/// One decoder per thread: it keeps the libjpeg-turbo handle alive.
+/// JPEGs go through libjpeg-turbo's libjpeg API with the accurate integer
+/// DCT and fancy upsampling (TensorFlow's decode_jpeg with INTEGER_ACCURATE).
+/// One decoder per thread: it keeps the libjpeg state alive between images.
 class ImageDecoder {
 public:
   ImageDecoder();
@@ -37,9 +52,21 @@ public:
   /// Decodes into \p Pixels (resized as needed, capacity kept between calls).
   Status decode(const void *Data, size_t Size, int Channels,
                 std::vector<uint8_t> &Pixels, int &Height, int &Width);
+  /// Decodes the pixels of \p Crop, which must lie inside the image, into
+  /// \p Pixels and describes them in \p Out. A JPEG is decoded only as far
+  /// as the crop needs, as TensorFlow's decode_and_crop_jpeg does: the rows
+  /// above it are skipped (entropy-decoded only), the rows below it are not
+  /// read, and only the iMCU columns it covers are transformed, upsampled
+  /// and converted. The pixels equal those of a full decode bit for bit.
+  /// Damage in the part of the file after the crop's last row goes unseen.
+  /// PNGs are decoded whole.
+  Status decodeCrop(const void *Data, size_t Size, int Channels,
+                    const PixelRect &Crop, std::vector<uint8_t> &Pixels,
+                    PixelView &Out);
 
 private:
-  void *Tj; // tjhandle
+  struct Jpeg;
+  std::unique_ptr<Jpeg> J;
 };
 
 /// Lossless PNG (libpng) of 1 or 3 interleaved 8-bit channels.

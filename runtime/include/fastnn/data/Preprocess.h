@@ -9,6 +9,7 @@
 #ifndef FASTNN_DATA_PREPROCESS_H
 #define FASTNN_DATA_PREPROCESS_H
 
+#include "fastnn/data/Image.h"
 #include "fastnn/data/Status.h"
 
 #include <cstddef>
@@ -40,12 +41,14 @@ struct OutputShape {
 };
 
 /// A decoded image: 8-bit pixels or floats (times FloatScale on the 0..255
-/// scale), interleaved height x width x channels.
+/// scale), interleaved height x width x channels, rows RowStride values
+/// apart (0: Width x Channels).
 struct ImageRef {
   const uint8_t *U8 = nullptr;
   const float *F32 = nullptr;
   float FloatScale = 1.0f;
   int Height = 0, Width = 0, Channels = 0;
+  size_t RowStride = 0;
 };
 
 /// splitmix64: tiny, good enough for crops and flips, and seedable per
@@ -74,7 +77,42 @@ private:
   uint64_t State;
 };
 
-/// Writes one preprocessed image (Shape.elements() floats) at \p Dst.
+/// A window of an image in pixel units (fractional); parts outside the
+/// image read zeros.
+struct SourceWindow {
+  double Y0 = 0, X0 = 0, H = 0, W = 0;
+};
+
+/// One sample's preprocessing, decided from the image size alone: the
+/// random crop, flip and colour draws of the training functions and the
+/// geometry of all of them. A JPEG header is enough to make one.
+struct PreprocessPlan {
+  PreprocessKind Kind = PreprocessKind::None;
+  bool Training = false;
+  /// The pixels the function reads: for inception, which crops before it
+  /// resizes (the distorted box in training, the central crop in
+  /// evaluation), that crop; for the others the whole image.
+  PixelRect Source;
+  /// What is sampled to the output size, in pixels of Source.
+  SourceWindow Win;
+  bool Flip = false;
+  /// Inception: brightness delta on [0, 1] and saturation factor.
+  /// Cifarnet: brightness delta on 0..255 and contrast factor.
+  float Brightness = 0, Saturation = 1, Contrast = 1;
+};
+
+/// Makes the plan of one sample of a \p Height x \p Width image, drawing
+/// its random numbers from \p R.
+Status planPreprocessing(PreprocessKind Kind, bool Training, int Height,
+                         int Width, const OutputShape &Shape, Rng &R,
+                         PreprocessPlan &Plan);
+
+/// Writes one preprocessed image (Shape.elements() floats) at \p Dst from
+/// \p Src, the pixels of Plan.Source.
+Status applyPreprocessing(const PreprocessPlan &Plan, const ImageRef &Src,
+                          const OutputShape &Shape, float *Dst);
+
+/// planPreprocessing and applyPreprocessing on the whole image \p Src.
 Status preprocessImage(PreprocessKind Kind, bool Training, const ImageRef &Src,
                        const OutputShape &Shape, Rng &R, float *Dst);
 
