@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: installs and builds fastnn, converts Debian's Fashion-MNIST to
 # TFRecords, exports LeNet from the model zoo, compiles its training step
-# with fastnnc, trains it for one epoch with train.bin
+# with fastnnc, trains it for two epochs with train.bin
 # (configs/fashion_mnist_lenet.txt) and evaluates it on the test split. A
 # rerun resumes the saved run (nothing left to train) and evaluates again.
 set -euo pipefail
