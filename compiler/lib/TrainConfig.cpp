@@ -29,6 +29,52 @@ FastNNBuildTrainStepOptions trainStepOptions(const trainer::Hparams &hparams) {
   options.ftrlL2 = hparams.getFloat("ftrl_l2");
   if (hparams.isSet("seed"))
     options.dropoutSeed = hparams.getInt("seed");
+  options.lossScale = hparams.getFloat("loss_scale");
+  options.dynamicLossScale = hparams.getBool("dynamic_loss_scale");
+  return options;
+}
+
+trainer::Status resolvePrecision(trainer::Hparams &hparams) {
+  bool halfGiven = hparams.isGiven("use_fp16");
+  bool half = hparams.getBool("use_fp16");
+  std::string precision;
+  if (hparams.isGiven("precision")) {
+    precision = hparams.getString("precision");
+    if (halfGiven && half != (precision != "fp32"))
+      return trainer::Status::error(hparams.origin("use_fp16") +
+                                    ": use_fp16=" + hparams.text("use_fp16") +
+                                    " contradicts precision=" + precision +
+                                    " (" + hparams.origin("precision") +
+                                    "); give one of them");
+  } else {
+    // FastNN's default use_fp16=True is not a request: only a given True
+    // switches precision, so configurations that never mention it keep
+    // training in fp32.
+    precision = halfGiven && half ? "fp16" : "fp32";
+  }
+  bool dynamic = hparams.isGiven("dynamic_loss_scale")
+                     ? hparams.getBool("dynamic_loss_scale")
+                     : precision == "fp16" && !hparams.isGiven("loss_scale");
+  std::string resolved =
+      "precision=" + precision +
+      "\nuse_fp16=" + (precision == "fp32" ? "False" : "True") +
+      "\ndynamic_loss_scale=" + (dynamic ? "True" : "False") + "\n";
+  // TensorFlow's and PyTorch's initial dynamic scale.
+  if (dynamic && !hparams.isGiven("loss_scale"))
+    resolved += "loss_scale=32768\n";
+  return hparams.parseText(resolved, "fastnnc (resolved)");
+}
+
+FastNNMixedPrecisionOptions
+mixedPrecisionOptions(const trainer::Hparams &hparams) {
+  FastNNMixedPrecisionOptions options;
+  options.precision = hparams.getString("precision");
+  return options;
+}
+
+FastNNSinkLoopOptions sinkLoopOptions(const trainer::Hparams &hparams) {
+  FastNNSinkLoopOptions options;
+  options.iterations = hparams.getInt("iterations_per_loop");
   return options;
 }
 

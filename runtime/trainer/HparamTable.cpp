@@ -181,9 +181,26 @@ std::vector<HparamSpec> makeSpecs() {
       {"hooks", Log, HparamType::String, Hooks, -Inf, Inf, false, false, Hooks,
        true, false, "training hooks that run, comma-separated"},
 
-      boolKey(Perf, "use_fp16", "True", "half-precision training", CT),
+      boolKey(Perf, "use_fp16", "True",
+              "half-precision training: given as True (and precision not "
+              "given), it means precision=fp16",
+              CT),
       floatKey(Perf, "loss_scale", "1.0", 0, true, Inf, false,
-               "static loss scaling factor", CT),
+               "static loss scaling factor (the initial one with "
+               "dynamic_loss_scale)",
+               CT),
+      enumKey(Perf, "precision", nullptr, "fp32,fp16,bf16",
+              "type convolutions and matrix products compute in (weights "
+              "keep fp32 master copies; loss, softmax and batch-norm "
+              "statistics stay fp32); unset: fp16 if use_fp16=True is "
+              "given, else fp32",
+              CT),
+      boolKey(Perf, "dynamic_loss_scale", nullptr,
+              "adapt the loss scale: halve it and skip the update after an "
+              "overflow, double it after 2000 finite steps; unset: True "
+              "with precision=fp16 unless loss_scale is given (then from "
+              "2^15)",
+              CT),
       boolKey(Perf, "enable_paisoar", "True",
               "replicated variables + allreduce across workers"),
       enumKey(Perf, "protocol", "grpc", "grpc,grpc+verbs,grpc+mpi,grpc+gdr",

@@ -228,6 +228,13 @@ int main(int argc, char **argv) {
   Model.Loss = findTensor(Io, FNN_IO_OUTPUT, "loss", {FNN_F32});
   Model.Top1 = findTensor(Io, FNN_IO_OUTPUT, "top1", {FNN_F32});
   Model.Top5 = findTensor(Io, FNN_IO_OUTPUT, "top5", {FNN_F32});
+  Model.LossScale =
+      fastnn::runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "loss_scale");
+  Model.Skipped =
+      fastnn::runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "skipped");
+  if (!Model.LossScale != !Model.Skipped)
+    fail("the model has only one of the outputs loss_scale and skipped of "
+         "dynamic loss scaling; recompile it with this fastnnc");
   const std::vector<int64_t> &ImageShape = Model.Images.shape;
   if (ImageShape.empty() || Model.Labels.shape.size() != 1 ||
       Model.Labels.shape[0] != ImageShape[0])

@@ -1,7 +1,8 @@
 //===- TrainingRun.cpp - The training loop of train.bin -------------------===//
 
-#include "InputStaging.h"
 #include "TrainingRun.h"
+#include "InputStaging.h"
+#include "LoopInput.h"
 
 #include "fastnn/runtime/model.h"
 #include "fastnn/trainer/Checkpoint.h"
@@ -68,6 +69,12 @@ void printModelStatistics(const std::vector<TensorRecord> &State) {
               static_cast<long long>(Trainable), static_cast<long long>(Total));
 }
 
+/// Training steps one fnn_model_run performs: iterations_per_loop, the
+/// length of the compiled step's learning-rate input (one rate per step).
+int64_t stepsPerCall(const ModelInterface &M) {
+  return M.Rate.shape.empty() ? 1 : M.Rate.shape[0];
+}
+
 /// The spans the compiled step recorded since tracing was turned on.
 /// "1h02m", "3m07s" or "42s".
 std::string durationText(double Seconds) {
@@ -128,6 +135,7 @@ private:
                      const std::vector<fnn_trace_span> &Kernels);
   void save(int64_t Step);
   void evaluate(int64_t Step);
+  void reportLossScale(int64_t Step, int64_t At);
   void printSummary(double Seconds);
 
   const Hparams &H;
@@ -156,6 +164,9 @@ private:
   int64_t Steps = 0;
   double LossSum = 0, WaitSeconds = 0;
   float LastLoss = 0, LastTop1 = 0, LastTop5 = 0;
+  // Dynamic loss scaling (models with "loss_scale" and "skipped" outputs).
+  float LossScale = 0;
+  int64_t SkippedUpdates = 0;
 };
 
 TrainingRun::~TrainingRun() {
@@ -316,6 +327,16 @@ void TrainingRun::createInput() {
     fail(H.origin("hooks") +
          ": hooks: without StopAtStepHook the run needs an epoch size "
          "(num_sample_per_epoch) to end");
+  // A compiled loop runs whole: the epochs end the run at a loop boundary.
+  const int64_t Loop = stepsPerCall(M);
+  if (TrainSteps % Loop != 0) {
+    std::printf("train.bin: the input lasts %lld steps; the run ends at step "
+                "%lld, the last multiple of iterations_per_loop=%lld\n",
+                static_cast<long long>(TrainSteps),
+                static_cast<long long>(TrainSteps / Loop * Loop),
+                static_cast<long long>(Loop));
+    TrainSteps = TrainSteps / Loop * Loop;
+  }
 
   LearningRateOptions RateOptions;
   if (Status S = LearningRateSchedule::fromHparams(H, Source->samplesPerEpoch(),
@@ -402,6 +423,24 @@ void TrainingRun::evaluate(int64_t Step) {
     fail(S.message());
 }
 
+/// A line for every change of the dynamic loss scale: halved with the
+/// update skipped after an overflow, doubled after a run of finite steps.
+void TrainingRun::reportLossScale(int64_t Step, int64_t At) {
+  float Skipped, Scale;
+  std::memcpy(&Skipped, Arena + M.Skipped->offset + At, sizeof(Skipped));
+  std::memcpy(&Scale, Arena + M.LossScale->offset + At, sizeof(Scale));
+  if (Skipped != 0) {
+    ++SkippedUpdates;
+    std::printf("train.bin: step %lld: the gradients overflowed (inf or "
+                "NaN): update skipped, loss scale now %g\n",
+                static_cast<long long>(Step), Scale);
+  } else if (LossScale != 0 && Scale != LossScale) {
+    std::printf("train.bin: step %lld: loss scale now %g\n",
+                static_cast<long long>(Step), Scale);
+  }
+  LossScale = Scale;
+}
+
 void TrainingRun::printSummary(double Seconds) {
   std::printf("train.bin: %lld steps in %.2f s, %.1f images/s\n",
               static_cast<long long>(Steps), Seconds,
@@ -417,6 +456,9 @@ void TrainingRun::printSummary(double Seconds) {
               LossSum / static_cast<double>(Steps),
               Seconds > 0 ? Steps * BatchSize / Seconds : 0.0,
               Seconds > 0 ? 100.0 * WaitSeconds / Seconds : 0.0);
+  if (M.Skipped)
+    std::printf("; %lld updates skipped on overflow, loss scale %g",
+                static_cast<long long>(SkippedUpdates), LossScale);
   if (LastEvaluated >= 0)
     std::printf("; eval at step %lld: top1 %.4f, top5 %.4f, loss %.6f",
                 static_cast<long long>(LastEvaluated), LastEval.Top1,
@@ -469,6 +511,18 @@ int TrainingRun::run() {
   int64_t LastDrawn = 0;
 
   InputStaging Input(M.Images, M.Labels, Arena);
+  // iterations_per_loop > 1: one call runs Loop steps, fetching their
+  // batches itself; the trainer acts between calls.
+  const int64_t Loop = stepsPerCall(M);
+  std::unique_ptr<LoopInput> Sunk;
+  if (Loop > 1) {
+    Sunk = std::make_unique<LoopInput>(*Source, Input);
+    std::printf("train.bin: iterations_per_loop=%lld: each call of the "
+                "compiled step trains %lld steps; step lines, TensorBoard "
+                "scalars, timelines, checkpoints and evaluations happen "
+                "between calls (at loop boundaries)\n",
+                static_cast<long long>(Loop), static_cast<long long>(Loop));
+  }
   const int64_t Start = fnn_trace_now_ns();
   int64_t WindowStart = Start, WindowSteps = 0;
   // Time spent waiting for (and copying) batches: the share of the step
@@ -476,27 +530,45 @@ int TrainingRun::run() {
   double WindowWait = 0;
   bool EndOfData = false;
   for (int64_t Step = StartStep + 1; Step <= TrainSteps; ++Step) {
-    const bool Profile = ProfileEvery > 0 && Step % ProfileEvery == 0;
-    const bool Trace = Profile || PrintPlacement;
+    // A step's place in its loop; the calls happen at place 0, the other
+    // steps of a loop only read their results.
+    const int64_t InLoop = (Step - StartStep - 1) % Loop;
+    const bool Profile =
+        ProfileEvery > 0 && InLoop == 0 &&
+        (Step + Loop - 1) / ProfileEvery * ProfileEvery >= Step;
+    const bool Trace = InLoop == 0 && (Profile || PrintPlacement);
     if (Trace)
       fnn_trace_enable(1);
     const int64_t StepStart = fnn_trace_now_ns();
-    int64_t Size = 0;
-    Status S = Source->next(Input.images(), Input.labels(), Size);
-    const int64_t WaitEnd = fnn_trace_now_ns();
-    WindowWait += static_cast<double>(WaitEnd - StepStart) * 1e-9;
-    if (!S.ok())
-      fail(S.message());
-    if (Size == 0) {
-      EndOfData = true;
-      break;
+    int64_t WaitEnd = StepStart;
+    const float Rate = static_cast<float>(Schedule->at(Step));
+    if (Loop == 1) {
+      int64_t Size = 0;
+      Status S = Source->next(Input.images(), Input.labels(), Size);
+      WaitEnd = fnn_trace_now_ns();
+      WindowWait += static_cast<double>(WaitEnd - StepStart) * 1e-9;
+      if (!S.ok())
+        fail(S.message());
+      if (Size == 0) {
+        EndOfData = true;
+        break;
+      }
+      Input.store(Size);
+      std::memcpy(Arena + M.Rate.offset, &Rate, sizeof(Rate));
+    } else if (InLoop == 0) {
+      std::vector<float> Rates(static_cast<size_t>(Loop));
+      for (int64_t I = 0; I < Loop; ++I)
+        Rates[I] = static_cast<float>(Schedule->at(Step + I));
+      std::memcpy(Arena + M.Rate.offset, Rates.data(),
+                  Rates.size() * sizeof(float));
     }
-    Input.store(Size);
-    float Rate = static_cast<float>(Schedule->at(Step));
-    std::memcpy(Arena + M.Rate.offset, &Rate, sizeof(Rate));
-    std::memcpy(Arena + M.Step.offset, &Step, sizeof(Step));
-    fnn_model_run(Arena);
-    fnn_device_synchronize(Device);
+    if (InLoop == 0) {
+      std::memcpy(Arena + M.Step.offset, &Step, sizeof(Step));
+      fnn_model_run(Arena);
+      fnn_device_synchronize(Device);
+    }
+    if (Sunk)
+      WindowWait += Sunk->takeWaitSeconds();
     const int64_t StepEnd = fnn_trace_now_ns();
     if (Trace) {
       std::vector<fnn_trace_span> Kernels = collectKernelSpans();
@@ -511,10 +583,14 @@ int TrainingRun::run() {
     ++WindowSteps;
     LastStep = Step;
 
+    // The step's results: the InLoop-th of each output.
     float Loss, Top1, Top5;
-    std::memcpy(&Loss, Arena + M.Loss.offset, sizeof(Loss));
-    std::memcpy(&Top1, Arena + M.Top1.offset, sizeof(Top1));
-    std::memcpy(&Top5, Arena + M.Top5.offset, sizeof(Top5));
+    const int64_t At = InLoop * static_cast<int64_t>(sizeof(float));
+    std::memcpy(&Loss, Arena + M.Loss.offset + At, sizeof(Loss));
+    std::memcpy(&Top1, Arena + M.Top1.offset + At, sizeof(Top1));
+    std::memcpy(&Top5, Arena + M.Top5.offset + At, sizeof(Top5));
+    if (M.Skipped)
+      reportLossScale(Step, At);
     if (!std::isfinite(Loss))
       fail("step " + std::to_string(Step) + ": the loss is " +
            (std::isnan(Loss) ? "nan" : "infinite") + " at learning rate " +

@@ -31,6 +31,9 @@ std::string shapeText(const std::vector<int64_t> &Shape);
 struct ModelInterface {
   std::vector<runtime::TensorRecord> State;
   runtime::TensorRecord Images, Labels, Rate, Step, Loss, Top1, Top5;
+  /// Dynamic loss scaling's outputs (the scale after the step, and 1.0 when
+  /// it skipped its update), or null when the model has none.
+  const runtime::TensorRecord *LossScale = nullptr, *Skipped = nullptr;
 };
 
 /// Where checkpoints, TensorBoard events and timelines go: train_dir, else

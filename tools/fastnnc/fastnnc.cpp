@@ -134,8 +134,13 @@ void addTrainStepPasses(mlir::PassManager &pm,
                         const fastnn::trainer::Hparams &hparams) {
   pm.addPass(
       fastnn::createFastNNBuildTrainStep(fastnn::trainStepOptions(hparams)));
+  pm.addPass(fastnn::createFastNNDynamicLossScale());
+  pm.addPass(fastnn::createFastNNMixedPrecision(
+      fastnn::mixedPrecisionOptions(hparams)));
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());
+  // After cleanup, which would hoist the step's constants out of the loop.
+  pm.addPass(fastnn::createFastNNSinkLoop(fastnn::sinkLoopOptions(hparams)));
   fastnn::FastNNLowerToRuntimeOptions lowering;
   lowering.entryName = "train_step";
   pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));
@@ -211,6 +216,8 @@ int main(int argc, char **argv) {
           !status.ok())
         return fail(status.message());
     if (auto status = hparams.validate(); !status.ok())
+      return fail(status.message());
+    if (auto status = fastnn::resolvePrecision(hparams); !status.ok())
       return fail(status.message());
   } else if (!hparamsFile.empty() || !hparamFlags.empty()) {
     return fail("--hparams and --hparam apply to --mode=train and eval");

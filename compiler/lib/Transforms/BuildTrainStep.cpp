@@ -6,6 +6,8 @@
 
 #include "llvm/ADT/SetVector.h"
 
+#include <cmath>
+
 namespace fastnn {
 #define GEN_PASS_DEF_FASTNNBUILDTRAINSTEP
 #include "fastnn/Transforms/Passes.h.inc"
@@ -122,10 +124,26 @@ struct BuildTrainStepPass
         weights.insert(matmul.getB());
       }
     }
+    // Loss scaling: the backward pass starts from the scale, and every
+    // gradient is divided by it again before anything else reads it.
+    Location scaleLoc = NameLoc::get(b.getStringAttr("loss_scale"), loc);
+    Value seed, inverseScale;
+    if (!(lossScale > 0) || std::isinf(lossScale))
+      return module.emitError("expects a finite loss scale above 0, got ")
+             << lossScale;
+    if (dynamicLossScale) {
+      seed = lossScaleState(b, symbols, forward, scaleLoc);
+      b.setInsertionPoint(ret);
+      inverseScale = binary<DivOp>(b, scaleLoc, scalar(b, scaleLoc, 1.0), seed);
+    } else if (lossScale != 1.0) {
+      seed = scalar(b, scaleLoc, lossScale);
+      inverseScale = scalar(b, scaleLoc, 1.0 / lossScale);
+    }
+
     // The L2 term's gradient, weight_decay * w, is added directly below;
     // differentiation covers the data loss only.
     llvm::DenseMap<Value, Value> grads;
-    if (failed(differentiate(b, body, ret, loss, trainable, grads)))
+    if (failed(differentiate(b, body, ret, loss, seed, trainable, grads)))
       return failure();
     bool decoupledDecay = *rule == Optimizer::AdamW;
     if (weightDecay > 0 && !decoupledDecay) {
@@ -147,6 +165,11 @@ struct BuildTrainStepPass
       Value g = grads.lookup(p);
       if (!g)
         continue;
+      if (inverseScale) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointAfterValue(g);
+        g = binary<MulOp>(b, scaleLoc, g, inverseScale);
+      }
       if (weightDecay > 0 && !decoupledDecay && weights.count(p))
         g = binary<AddOp>(
             b, loc, g, binary<MulOp>(b, loc, p, scalar(b, loc, weightDecay)));
@@ -177,6 +200,24 @@ struct BuildTrainStepPass
                {"images", "labels", "learning_rate", "step"},
                {"loss", "top1", "top5"});
     return success();
+  }
+
+  /// The dynamic loss scale: a `slot` parameter `loss_scale` (saved in
+  /// checkpoints, restarted by finetuning as TF restarts its optimizer's
+  /// variables) read at the start of the step, which the function names in
+  /// its `fastnn.loss_scale` attribute for fastnn-dynamic-loss-scale.
+  Value lossScaleState(OpBuilder &b, SymbolTable &symbols, func::FuncOp step,
+                       Location loc) {
+    auto type = RankedTensorType::get({}, b.getF32Type());
+    OpBuilder moduleBuilder(step);
+    auto state = ParameterOp::create(
+        moduleBuilder, loc, "loss_scale", ParamRole::Slot,
+        DenseElementsAttr::get(type, b.getF32FloatAttr(lossScale)));
+    symbols.insert(state);
+    step->setAttr("fastnn.loss_scale",
+                  FlatSymbolRefAttr::get(state.getSymNameAttr()));
+    OpBuilder entry = OpBuilder::atBlockBegin(&step.front());
+    return ParamOp::create(entry, loc, type, state.getSymName());
   }
 
   /// Batch norm with batch statistics (plus the running-average updates it
@@ -232,9 +273,10 @@ struct BuildTrainStepPass
   }
 
   /// Reverse-mode differentiation of `loss` with respect to `trainable`,
-  /// appending the backward ops before `ret`.
+  /// starting from `seed` (1 when null), appending the backward ops before
+  /// `ret`.
   LogicalResult differentiate(OpBuilder &b, Block &body, func::ReturnOp ret,
-                              Value loss,
+                              Value loss, Value seed,
                               const llvm::SetVector<Value> &trainable,
                               llvm::DenseMap<Value, Value> &grads) {
     // Only values that depend on a trainable parameter need gradients.
@@ -254,7 +296,7 @@ struct BuildTrainStepPass
       if (&op != ret.getOperation())
         forwardOps.push_back(&op);
     b.setInsertionPoint(ret);
-    grads[loss] = scalar(b, loss.getLoc(), 1.0);
+    grads[loss] = seed ? seed : scalar(b, loss.getLoc(), 1.0);
     for (Operation *op : llvm::reverse(forwardOps)) {
       SmallVector<Value> resultGrads;
       bool any = false;
@@ -308,7 +350,7 @@ struct BuildTrainStepPass
     bool rmsprop = rule == Optimizer::RMSProp;
     bool adamLike = rule == Optimizer::Adam || rule == Optimizer::AdamW;
     ApplyOptimizerOp::create(
-        b, loc, param, grad, learningRate, step, slots,
+        b, loc, param, grad, learningRate, step, slots, /*apply=*/Value(),
         OptimizerAttr::get(b.getContext(), rule),
         b.getF64FloatAttr(rmsprop ? rmspropMomentum : momentum),
         useNesterov ? b.getUnitAttr() : UnitAttr(),

@@ -76,11 +76,14 @@ func.func @forward(%x: tensor<1x4x2x2xf32>, %l: tensor<2x5xf32>) -> (tensor<1x4x
 
 // -----
 
-// Casts pick the arith conversion for the pair of types.
+// Casts pick the arith conversion for the pair of types; bf16 is rounded
+// to nearest even on the bits (an i16 view), NaN kept.
 
 // CHECK: arith.fptosi %{{.*}} : f32 to i64
 // CHECK: arith.sitofp %{{.*}} : i64 to f32
-// CHECK: arith.truncf %{{.*}} : f32 to bf16
+// CHECK: arith.bitcast %{{.*}} : f32 to i32
+// CHECK: arith.trunci %{{.*}} : i32 to i16
+// CHECK: arith.cmpf uno
 // CHECK: arith.cmpf une
 func.func @forward(%x: tensor<4xf32>, %i: tensor<4xi64>) -> (tensor<4xi64>, tensor<4xf32>, tensor<4xbf16>, tensor<4xi1>) {
   %a = fastnn.cast %x {to = i64} : tensor<4xf32> -> tensor<4xi64>

@@ -453,7 +453,7 @@ func.func @batch_norm_rank2_statistic(%x: tensor<2x4xf32>, %p: tensor<4xf32>, %q
 // -----
 
 func.func @batch_norm_element_types(%x: tensor<2x4xf32>, %p: tensor<4xf32>, %h: tensor<4xf16>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{failed to verify that all of {input, scale, bias, mean, variance} have same element type}}
+  // expected-error @+1 {{failed to verify that all of {scale, bias, mean, variance} have same element type}}
   %0 = fastnn.batch_norm %x, %p, %p, %p, %h : (tensor<2x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf16>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }

@@ -430,6 +430,8 @@ TEST(HparamsTest, CompileTimeKeys) {
                                        "rmsprop_decay",
                                        "use_fp16",
                                        "loss_scale",
+                                       "precision",
+                                       "dynamic_loss_scale",
                                        "iterations_per_loop"};
   EXPECT_EQ(CompileTime, Expected);
 }

@@ -28,7 +28,16 @@ def FastNNBuildTrainStep : Pass<"fastnn-build-train-step", "mlir::ModuleOp"> {
       their global norm as tf.clip_by_global_norm does;
     - each trainable parameter is updated by `apply_optimizer` with new
       optimizer slot parameters (role `slot`) initialised as tf.train does;
-    - top-1 and top-5 accuracy of the batch are returned beside the loss.
+    - top-1 and top-5 accuracy of the batch are returned beside the loss;
+    - loss scaling (for half-precision training, `fastnn-mixed-precision`):
+      with `loss-scale` S != 1 the backward pass starts from S instead of 1
+      and each gradient is divided by S where the backward pass completes
+      it, before weight decay, allreduce and clipping (TF's
+      LossScaleOptimizer: small half-precision gradients do not flush to
+      zero). With `dynamic-loss-scale` S is state, a `slot` parameter
+      `loss_scale` starting at `loss-scale`, which the step names in its
+      `fastnn.loss_scale` attribute; `fastnn-dynamic-loss-scale` then adapts
+      it.
 
     State updates come last, after every read of the parameters.
 
@@ -75,7 +84,11 @@ def FastNNBuildTrainStep : Pass<"fastnn-build-train-step", "mlir::ModuleOp"> {
     Option<"ftrlInitialAccumulatorValue", "ftrl-initial-accumulator-value",
            "double", "0.1", "FTRL accumulator start">,
     Option<"ftrlL1", "ftrl-l1", "double", "0.0", "FTRL L1">,
-    Option<"ftrlL2", "ftrl-l2", "double", "0.0", "FTRL L2">
+    Option<"ftrlL2", "ftrl-l2", "double", "0.0", "FTRL L2">,
+    Option<"lossScale", "loss-scale", "double", "1.0",
+           "Loss scale (the initial one with dynamic-loss-scale)">,
+    Option<"dynamicLossScale", "dynamic-loss-scale", "bool", "false",
+           "Keep the loss scale as state, for fastnn-dynamic-loss-scale">
   ];
 }
 
@@ -119,6 +132,167 @@ def FastNNBuildEvalStep : Pass<"fastnn-build-eval-step", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::fastnn::FastNNDialect"];
+}
+
+def FastNNDynamicLossScale : Pass<"fastnn-dynamic-loss-scale",
+                                  "mlir::ModuleOp"> {
+  let summary = "Skip the updates of steps whose gradients overflow and "
+                "adapt the loss scale";
+  let description = [{
+    Accepts a training step whose `fastnn.loss_scale` attribute names its
+    loss-scale state (`fastnn-build-train-step` with `dynamic-loss-scale`),
+    after any pass that changes the gradients `apply_optimizer` receives
+    (`fastnn-data-parallel`, `fastnn-clip-gradients`), so that every worker
+    sees the same averaged gradients and makes the same decision. Other
+    functions are left alone. Right before the first `apply_optimizer`:
+
+    - `fastnn.all_finite` checks every gradient the optimizer would apply;
+      each `apply_optimizer` then runs only `if` they are all finite;
+    - `fastnn.update_loss_scale` gives the next scale, TensorFlow's dynamic
+      loss scale rule: doubled after `growth-interval` finite steps in a
+      row, halved (never below 1) after an overflow; the count of finite
+      steps is a second `slot` parameter, `<scale>.good_steps`;
+    - the step returns two more results: `loss_scale`, the scale the next
+      step uses, and `skipped`, 1.0 when this step applied no update.
+
+    Before:
+    ```mlir
+    func.func @train_step(...) -> (tensor<f32>, tensor<f32>, tensor<f32>)
+        attributes {fastnn.loss_scale = @loss_scale} {
+      %s = fastnn.param @loss_scale : tensor<f32>
+      ...backward pass from %s, gradients divided by %s...
+      fastnn.apply_optimizer sgd %w, %dw, %lr, %step : ...
+      return %loss, %top1, %top5
+    }
+    ```
+    After:
+    ```mlir
+      %n = fastnn.param @loss_scale.good_steps : tensor<f32>
+      ...
+      %finite = fastnn.all_finite %dw : tensor<4x3xf32> -> tensor<i1>
+      %s2, %n2 = fastnn.update_loss_scale %s, %n, %finite {growth_interval = 2000 : i64, factor = 2.0 : f64} : tensor<f32>, tensor<i1>
+      fastnn.update_state %s2 into %s : tensor<f32>
+      fastnn.update_state %n2 into %n : tensor<f32>
+      fastnn.apply_optimizer sgd %w, %dw, %lr, %step if %finite : ...
+      return %loss, %top1, %top5, %s2, %skipped
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+  let options = [
+    Option<"growthInterval", "growth-interval", "int64_t", "2000",
+           "Finite steps in a row after which the loss scale doubles">
+  ];
+}
+
+def FastNNMixedPrecision : Pass<"fastnn-mixed-precision", "mlir::ModuleOp"> {
+  let summary = "Compute convolutions and matrix products in bf16 or f16";
+  let description = [{
+    Accepts any function of fastnn ops (usually the step of
+    `fastnn-build-train-step`, whose loss scaling half-precision training
+    wants) and assigns element types as TensorFlow's automatic mixed
+    precision does, by op kind:
+
+    - always low (`precision`): `conv2d`, `conv2d_backward`, `matmul`; their
+      f32 operands are cast to the low type and their results cast back;
+    - low when their inputs are: activations, pooling and their gradients,
+      elementwise `add`/`sub`/`mul`/`neg`, data movement (`reshape`,
+      `transpose`, `concat`, `pad`, `slice`, `broadcast`, `gather`),
+      dropout, and batch norm in all three forms with its activations only:
+      `scale`, `bias` and the batch and running statistics stay f32 (and so
+      do the scale and bias gradients);
+    - always f32: everything else, in particular softmax and the loss
+      (logits are widened, as the seed's `tf.cast(logits, tf.float32)`),
+      reductions, LRN, metrics, the optimizer and state updates.
+
+    Parameters stay f32: they are the master weights the optimizer updates
+    in f32; a step reads each once and casts it to the low type once for
+    all its convolution and matrix-product uses (forward and backward).
+    Every f32 value is cast to the low type at most once, right after its
+    definition; a cast of a widened value uses the original instead, and
+    casts left without users are erased, so between two low ops no cast
+    remains. The function's signature does not change. `fp32` leaves the
+    IR as it is.
+
+    Before:
+    ```mlir
+    %w = fastnn.param @conv.weight : tensor<8x3x3x3xf32>
+    %c = fastnn.conv2d %x, %w : (tensor<4x3x8x8xf32>, tensor<8x3x3x3xf32>) -> tensor<4x8x6x6xf32>
+    %r = fastnn.relu %c : tensor<4x8x6x6xf32>
+    ```
+    After (`precision=bf16`):
+    ```mlir
+    %w = fastnn.param @conv.weight : tensor<8x3x3x3xf32>
+    %w16 = fastnn.cast %w {to = bf16} : tensor<8x3x3x3xf32> -> tensor<8x3x3x3xbf16>
+    %x16 = fastnn.cast %x {to = bf16} : tensor<4x3x8x8xf32> -> tensor<4x3x8x8xbf16>
+    %c = fastnn.conv2d %x16, %w16 : (...bf16...) -> tensor<4x8x6x6xbf16>
+    %r = fastnn.relu %c : tensor<4x8x6x6xbf16>
+    %r32 = fastnn.cast %r {to = f32} : tensor<4x8x6x6xbf16> -> tensor<4x8x6x6xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+  let options = [
+    Option<"precision", "precision", "std::string", "\"bf16\"",
+           "Type of the low-precision ops: bf16, fp16 or fp32 (no change)">
+  ];
+}
+
+def FastNNSinkLoop : Pass<"fastnn-sink-loop", "mlir::ModuleOp"> {
+  let summary = "Run N training steps per call in a compiled loop that "
+                "fetches its own batches (iterations_per_loop)";
+  let description = [{
+    Accepts the training step (`entry`, @train_step by default) with its
+    inputs named `images`, `labels`, `learning_rate` (f32 scalar) and `step`
+    (i64 scalar) and scalar results, as `fastnn-build-train-step` and the
+    passes after it leave it. With `iterations` N > 1 the whole step becomes
+    the body of a `fastnn.loop` of N iterations (FastNN's and TPUEstimator's
+    iterations_per_loop), so that the trainer enters compiled code once per
+    N steps:
+
+    - each iteration fetches its batch with `fastnn.next_batch` into the
+      `images` and `labels` buffers (the runtime's `fnn_input_next`, fed by
+      the trainer's prefetching pipeline);
+    - `learning_rate` becomes a tensor of N rates, one per iteration (the
+      trainer computes the schedule), and iteration i runs as step
+      `step + i`;
+    - every result becomes a tensor of N values, iteration i's at index i.
+
+    Parameter reads and updates stay inside the body, so every iteration
+    sees the previous one's updates. N = 1 leaves the step unchanged.
+    Because the trainer only regains control between loops, it can stop,
+    save checkpoints, evaluate and write timelines only at loop boundaries
+    (Hparams::validate checks the step counts).
+
+    Before:
+    ```mlir
+    func.func @train_step(%images: tensor<8x1x28x28xf32>, %labels: tensor<8xi64>,
+                          %lr: tensor<f32>, %step: tensor<i64>) -> (tensor<f32>, ...) {
+      ...step on %images, %labels, %lr, %step...
+      return %loss, ...
+    }
+    ```
+    After (iterations=4):
+    ```mlir
+    func.func @train_step(%images: tensor<8x1x28x28xf32>, %labels: tensor<8xi64>,
+                          %lr: tensor<4xf32>, %step: tensor<i64>) -> (tensor<4xf32>, ...) {
+      %all:3 = fastnn.loop 4 iterations {
+      ^bb0(%i: tensor<i64>):
+        %x, %y = fastnn.next_batch %images, %labels : ...
+        %lr_i = fastnn.gather %lr, %i {axis = 0 : i64} : (tensor<4xf32>, tensor<i64>) -> tensor<f32>
+        %step_i = fastnn.add %step, %i : (tensor<i64>, tensor<i64>) -> tensor<i64>
+        ...step on %x, %y, %lr_i, %step_i...
+        fastnn.loop_yield %loss, ... : tensor<f32>, ...
+      } : tensor<4xf32>, ...
+      return %all#0, ...
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::fastnn::FastNNDialect"];
+  let options = [
+    Option<"iterations", "iterations", "int64_t", "1",
+           "Training steps per call (iterations_per_loop)">,
+    Option<"entryName", "entry", "std::string", "\"train_step\"",
+           "Name of the training-step function">
+  ];
 }
 
 #endif // FASTNN_TRANSFORMS_PASSES_TD

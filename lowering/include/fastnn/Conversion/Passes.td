@@ -31,6 +31,11 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
       The work of every op (a kernel call or a loop nest) is bracketed by
       `fnn_trace_begin("<op> <location name>")` and `fnn_trace_end()`, the
       spans of timelines; they return at once while tracing is off.
+      A step sunk into a loop (`fastnn-sink-loop`, a function whose body
+      is one `fastnn.loop`) runs the loop's body N times in one call, over
+      one arena plan: each iteration stores its index where the body reads
+      it, fetches its batch with `fnn_input_next` and stores its scalar
+      results at its index of the stacked results.
     - `<prefix>_release()` and the metadata `<prefix>_arena_bytes`,
       `<prefix>_io`, `<prefix>_io_names`, `<prefix>_state`,
       `<prefix>_state_names` and `<prefix>_config`.
@@ -76,7 +81,7 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
     "mlir::LLVM::LLVMDialect", "mlir::memref::MemRefDialect",
     "mlir::linalg::LinalgDialect", "mlir::arith::ArithDialect",
     "mlir::math::MathDialect", "mlir::func::FuncDialect",
-    "mlir::cf::ControlFlowDialect"
+    "mlir::cf::ControlFlowDialect", "mlir::scf::SCFDialect"
   ];
   let options = [
     Option<"entryName", "entry", "std::string", /*default=*/"\"forward\"",

@@ -24,14 +24,15 @@ int64_t tensorBytes(RankedTensorType type) {
 
 namespace {
 
-bool isF32(Value value) {
-  return cast<RankedTensorType>(value.getType()).getElementType().isF32();
+bool isFloat(Value value) {
+  return isa<FloatType>(
+      cast<RankedTensorType>(value.getType()).getElementType());
 }
 
 /// Kernels whose output can absorb a following relu (oneDNN post-ops,
-/// cuDNN epilogues).
+/// cuDNN epilogues), in any of their types.
 bool acceptsPostOp(Operation *op) {
-  return isa<Conv2DOp, BatchNormOp, MatMulOp>(op) && isF32(op->getResult(0));
+  return isa<Conv2DOp, BatchNormOp, MatMulOp>(op) && isFloat(op->getResult(0));
 }
 
 /// `add(matmul(a, b), bias)` with a vector bias over the last dimension,
@@ -42,7 +43,7 @@ void fuseMatMulBias(AddOp add, ArenaLayout &layout) {
     auto matmul = product.getDefiningOp<MatMulOp>();
     if (!matmul || !product.hasOneUse() || layout.fusedBias.count(matmul) ||
         layout.postOps.count(matmul) || add.getType() != matmul.getType() ||
-        !isF32(product))
+        !isFloat(product))
       continue;
     auto biasType = cast<RankedTensorType>(bias.getType());
     if (biasType.getRank() != 1 ||
@@ -58,9 +59,11 @@ void fuseMatMulBias(AddOp add, ArenaLayout &layout) {
 }
 
 void decideFusion(func::FuncOp forward, ArenaLayout &layout) {
-  for (Operation &op : forward.front()) {
-    if (isa<ReshapeOp, DropoutOp>(op)) {
-      layout.aliasOf[op.getResult(0)] = op.getOperand(0);
+  for (Operation &op : stepBlock(forward)) {
+    if (isa<ReshapeOp, DropoutOp, NextBatchOp>(op)) {
+      for (auto [result, operand] :
+           llvm::zip(op.getResults(), op.getOperands()))
+        layout.aliasOf[result] = operand;
     } else if (auto add = dyn_cast<AddOp>(op)) {
       fuseMatMulBias(add, layout);
     } else if (auto relu = dyn_cast<ReluOp>(op)) {
@@ -81,7 +84,7 @@ ArenaLayout planArena(func::FuncOp forward) {
   ArenaLayout layout;
   decideFusion(forward, layout);
 
-  Block &body = forward.front();
+  Block &body = stepBlock(forward);
   int64_t end = static_cast<int64_t>(body.getOperations().size()) + 1;
   SmallVector<Value> buffers;
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> lifetimes;
@@ -91,6 +94,8 @@ ArenaLayout planArena(func::FuncOp forward) {
   };
   for (BlockArgument arg : body.getArguments())
     addBuffer(arg, 0, end);
+  for (Value value : loopBoundaryValues(forward))
+    addBuffer(value, 0, end);
   for (auto [index, op] : llvm::enumerate(body)) {
     int64_t step = static_cast<int64_t>(index) + 1;
     for (Value operand : op.getOperands()) {

@@ -49,15 +49,108 @@ AffineMap broadcastMap(RankedTensorType input, RankedTensorType output,
 
 bool isFloat(Type type) { return isa<FloatType>(type); }
 
+bool isHalf(Type type) { return type.isBF16() || type.isF16(); }
+
+/// The f32 value of bf16 bits (exact: bf16 is the top half of an f32).
+Value bf16BitsToF32(OpBuilder &b, Location loc, Value bits) {
+  Value wide = arith::ExtUIOp::create(b, loc, b.getI32Type(), bits);
+  Value shifted = arith::ShLIOp::create(
+      b, loc, wide, arith::ConstantIntOp::create(b, loc, 16, 32));
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), shifted);
+}
+
+/// The bits of `value` (f32) rounded to bf16, to nearest even; NaN stays a
+/// quiet NaN.
+Value f32ToBF16Bits(OpBuilder &b, Location loc, Value value) {
+  auto i32 = [&](int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, v, 32);
+  };
+  Value bits = arith::BitcastOp::create(b, loc, b.getI32Type(), value);
+  Value odd = arith::AndIOp::create(
+      b, loc, arith::ShRUIOp::create(b, loc, bits, i32(16)), i32(1));
+  Value rounded = arith::AddIOp::create(
+      b, loc, bits, arith::AddIOp::create(b, loc, odd, i32(0x7fff)));
+  Value top = arith::TruncIOp::create(
+      b, loc, b.getI16Type(), arith::ShRUIOp::create(b, loc, rounded, i32(16)));
+  Value nan =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, value, value);
+  return arith::SelectOp::create(
+      b, loc, nan, arith::ConstantIntOp::create(b, loc, 0x7fc0, 16), top);
+}
+
 } // namespace
 
-Value RunEmitter::view(Location loc, Value value) {
+Value RunEmitter::view(Location loc, Value value, Type elementType) {
   auto type = cast<RankedTensorType>(value.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  auto memrefType = MemRefType::get(
+      type.getShape(), elementType ? elementType : type.getElementType());
   Value shift =
       arith::ConstantIndexOp::create(runBuilder, loc, layout.offsetOf(value));
   return memref::ViewOp::create(runBuilder, loc, memrefType, arenaMemRef, shift,
                                 ValueRange{});
+}
+
+LogicalResult RunEmitter::lowerAllFinite(AllFiniteOp op) {
+  OpBuilder &b = runBuilder;
+  Location loc = op.getLoc();
+  Value result = view(loc, op.getResult());
+  linalg::FillOp::create(b, loc,
+                         ValueRange{arith::ConstantIntOp::create(b, loc, 1, 1)},
+                         ValueRange{result});
+  // x - x is 0 for every finite x and NaN for infinities and NaNs.
+  for (Value input : op.getInputs()) {
+    int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+    linalg::GenericOp::create(
+        b, loc, ValueRange{view(loc, input)}, ValueRange{result},
+        {b.getMultiDimIdentityMap(rank),
+         AffineMap::get(rank, 0, {}, b.getContext())},
+        SmallVector<utils::IteratorType>(rank, utils::IteratorType::reduction),
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          Value difference = arith::SubFOp::create(nb, l, args[0], args[0]);
+          Value finite = arith::CmpFOp::create(
+              nb, l, arith::CmpFPredicate::OEQ, difference,
+              floatConstant(nb, l, args[0].getType(), 0.0));
+          linalg::YieldOp::create(
+              nb, l, ValueRange{arith::AndIOp::create(nb, l, args[1], finite)});
+        });
+  }
+  return success();
+}
+
+LogicalResult RunEmitter::lowerUpdateLossScale(UpdateLossScaleOp op) {
+  OpBuilder &b = runBuilder;
+  Location loc = op.getLoc();
+  double interval = static_cast<double>(op.getGrowthInterval());
+  double factor = op.getFactor().convertToDouble();
+  AffineMap scalarMap = AffineMap::get(0, 0, {}, b.getContext());
+  linalg::GenericOp::create(
+      b, loc,
+      ValueRange{view(loc, op.getScale()), view(loc, op.getGoodSteps()),
+                 view(loc, op.getFinite())},
+      ValueRange{view(loc, op.getNewScale()), view(loc, op.getNewGoodSteps())},
+      SmallVector<AffineMap>(5, scalarMap), {},
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Type f32 = nb.getF32Type();
+        auto constant = [&](double v) { return floatConstant(nb, l, f32, v); };
+        Value scale = args[0], finite = args[2];
+        Value counted = arith::AddFOp::create(nb, l, args[1], constant(1.0));
+        Value grow = arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE,
+                                           counted, constant(interval));
+        Value grown = arith::SelectOp::create(
+            nb, l, grow, arith::MulFOp::create(nb, l, scale, constant(factor)),
+            scale);
+        Value shrunk = arith::MaximumFOp::create(
+            nb, l, arith::DivFOp::create(nb, l, scale, constant(factor)),
+            constant(1.0));
+        Value count =
+            arith::SelectOp::create(nb, l, grow, constant(0.0), counted);
+        linalg::YieldOp::create(
+            nb, l,
+            ValueRange{
+                arith::SelectOp::create(nb, l, finite, grown, shrunk),
+                arith::SelectOp::create(nb, l, finite, count, constant(0.0))});
+      });
+  return success();
 }
 
 LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
@@ -69,6 +162,12 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
                            view(loc, update.getState()));
     return success();
   }
+  if (auto next = dyn_cast<UpdateLossScaleOp>(op))
+    return lowerUpdateLossScale(next);
+  if (auto allFinite = dyn_cast<AllFiniteOp>(op))
+    return lowerAllFinite(allFinite);
+  if (auto next = dyn_cast<NextBatchOp>(op))
+    return lowerNextBatch(next);
   if (op->getNumResults() != 1)
     return op->emitOpError("cannot be generated as loops");
   Value result = op->getResult(0);
@@ -80,11 +179,22 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
   int64_t rank = resultType.getRank();
   AffineMap identity = b.getMultiDimIdentityMap(rank);
 
+  /// One loop over the output computing each element from the operands'
+  /// elements. Half-precision arithmetic happens in f32: operands are
+  /// widened and the result rounded once. bf16 elements are read and
+  /// written as their i16 bits and converted with integer arithmetic: LLVM
+  /// vectorises that, but keeps bf16 values (and the compares and selects
+  /// it folds back onto them) scalar.
   auto elementwise = [&](ScalarFn fn) -> LogicalResult {
+    Type i16 = b.getI16Type();
+    auto stored = [&](Value value) {
+      Type element = cast<RankedTensorType>(value.getType()).getElementType();
+      return element.isBF16() ? i16 : element;
+    };
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
     for (Value operand : op->getOperands()) {
-      inputs.push_back(view(loc, operand));
+      inputs.push_back(view(loc, operand, stored(operand)));
       maps.push_back(broadcastMap(cast<RankedTensorType>(operand.getType()),
                                   resultType, context));
     }
@@ -92,10 +202,28 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
     Type inputElementType =
         cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
     linalg::GenericOp::create(
-        b, loc, inputs, ValueRange{view(loc, result)}, maps, parallel(rank),
-        [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          linalg::YieldOp::create(
-              nb, nloc, fn(nb, nloc, args.drop_back(), inputElementType));
+        b, loc, inputs, ValueRange{view(loc, result, stored(result))}, maps,
+        parallel(rank), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+          Type f32 = nb.getF32Type();
+          SmallVector<Value> values;
+          for (auto [value, operand] :
+               llvm::zip(args.drop_back(), op->getOperands())) {
+            Type element =
+                cast<RankedTensorType>(operand.getType()).getElementType();
+            if (element.isBF16())
+              value = bf16BitsToF32(nb, nloc, value);
+            else if (element.isF16())
+              value = arith::ExtFOp::create(nb, nloc, f32, value);
+            values.push_back(value);
+          }
+          Value computed =
+              fn(nb, nloc, values,
+                 isHalf(inputElementType) ? f32 : inputElementType);
+          if (elementType.isBF16())
+            computed = f32ToBF16Bits(nb, nloc, computed);
+          else if (elementType.isF16())
+            computed = arith::TruncFOp::create(nb, nloc, elementType, computed);
+          linalg::YieldOp::create(nb, nloc, computed);
         });
     return success();
   };
@@ -223,8 +351,12 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
         });
       })
       .Case([&](CastOp castOp) -> LogicalResult {
-        Type to = elementType;
+        // Half-precision ends are widened and rounded by `elementwise`.
+        Type f32 = b.getF32Type();
+        Type to = isHalf(elementType) ? f32 : elementType;
         Type from = castOp.getInput().getType().getElementType();
+        if (isHalf(from))
+          from = f32;
         if (from.isUnsignedInteger())
           return op->emitOpError("from unsigned integers is not supported by "
                                  "the code generator");

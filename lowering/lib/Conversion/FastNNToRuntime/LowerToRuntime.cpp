@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/Support/Path.h"
 
@@ -269,7 +270,15 @@ struct LowerToRuntimePass
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
                                     {ptrType, ptrType, ptrType, i64}));
     int64_t initIndex = 0;
-    for (Operation &op : forward.front()) {
+    Block &steps = stepBlock(forward);
+    SmallVector<Operation *> stepOps;
+    if (&steps != &forward.front())
+      for (auto constant : forward.front().getOps<ConstantOp>())
+        stepOps.push_back(constant);
+    for (Operation &op : steps)
+      stepOps.push_back(&op);
+    for (Operation *stepOp : stepOps) {
+      Operation &op = *stepOp;
       ElementsAttr value;
       if (auto param = dyn_cast<ParamOp>(op)) {
         if (!initializeState)
@@ -294,8 +303,25 @@ struct LowerToRuntimePass
 
     RunEmitter emitter(module, layout, initBuilder, runBuilder, device,
                        initArena, runEntry->getArgument(0), initFailure);
+    if (LoopOp loop = sunkLoop(forward)) {
+      // A sunk step runs N times per call, in one loop over the same plan.
+      auto count = [&](int64_t n) {
+        return arith::ConstantIndexOp::create(runBuilder, loc, n);
+      };
+      auto iterations = scf::ForOp::create(
+          runBuilder, loc, count(0), count(loop.getIterations()), count(1));
+      OpBuilder::InsertionGuard guard(runBuilder);
+      runBuilder.setInsertionPoint(iterations.getBody()->getTerminator());
+      Value iteration = iterations.getInductionVar();
+      emitter.storeIteration(steps.getArgument(0), iteration);
+      for (Operation &op : steps.without_terminator())
+        if (failed(emitter.lower(&op)))
+          return failure();
+      emitter.stackIteration(cast<LoopYieldOp>(steps.getTerminator()),
+                             iteration);
+    }
     for (Operation &op : forward.front())
-      if (failed(emitter.lower(&op)))
+      if (!isa<LoopOp>(op) && failed(emitter.lower(&op)))
         return failure();
 
     func::ReturnOp::create(
@@ -401,7 +427,7 @@ struct LowerToRuntimePass
              nameOf(forward.getResultAttr(i, "fastnn.name"), "output", i),
              layout);
     Table state;
-    for (auto read : forward.front().getOps<ParamOp>()) {
+    for (auto read : stepBlock(forward).getOps<ParamOp>()) {
       auto parameter = symbols.lookup<ParameterOp>(read.getName());
       int64_t role =
           parameter.getRole() == ParamRole::Trainable   ? FNN_STATE_TRAINABLE

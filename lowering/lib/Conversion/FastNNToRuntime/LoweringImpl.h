@@ -56,6 +56,15 @@ mlir::Value arenaPointer(mlir::OpBuilder &builder, mlir::Location loc,
 /// Decides fusion and aliasing, then plans offsets for `forward`.
 ArenaLayout planArena(mlir::func::FuncOp forward);
 
+/// Loop sinking (LoopSinking.cpp): the fastnn.loop a sunk step function is
+/// (null if it is not one); the block of ops one step runs (the loop's body,
+/// else the function's); the values that live across a sunk loop's
+/// iterations (the function's inputs, its constants and the stacked
+/// results).
+mlir::fastnn::LoopOp sunkLoop(mlir::func::FuncOp step);
+mlir::Block &stepBlock(mlir::func::FuncOp step);
+llvm::SmallVector<mlir::Value> loopBoundaryValues(mlir::func::FuncOp step);
+
 /// Bytes one element of `type` occupies in memory.
 int64_t elementBytes(mlir::Type type);
 int64_t tensorBytes(mlir::RankedTensorType type);
@@ -73,6 +82,12 @@ public:
   mlir::LogicalResult lower(mlir::Operation *op);
 
   int64_t numKernels() const { return kernelCount; }
+
+  /// An iteration of a sunk loop: stores the iteration number (an index)
+  /// where the body reads `index`, and the yielded scalars at that number
+  /// of the stacked results.
+  void storeIteration(mlir::Value index, mlir::Value iteration);
+  void stackIteration(mlir::fastnn::LoopYieldOp yield, mlir::Value iteration);
 
 private:
   // Kernel calls (KernelCalls.cpp).
@@ -92,7 +107,13 @@ private:
 
   // Loops (ElementwiseCodegen.cpp).
   mlir::LogicalResult lowerLoopOp(mlir::Operation *op);
-  mlir::Value view(mlir::Location loc, mlir::Value value);
+  mlir::LogicalResult lowerAllFinite(mlir::fastnn::AllFiniteOp op);
+  mlir::LogicalResult lowerUpdateLossScale(mlir::fastnn::UpdateLossScaleOp op);
+  mlir::LogicalResult lowerNextBatch(mlir::fastnn::NextBatchOp op);
+  /// A memref view of `value`'s buffer, with `elementType` (same width)
+  /// instead of its own when given.
+  mlir::Value view(mlir::Location loc, mlir::Value value,
+                   mlir::Type elementType = {});
 
   /// The span name of `op`, "<op name> <location name>", as a pointer to a
   /// constant string (one global per distinct name).

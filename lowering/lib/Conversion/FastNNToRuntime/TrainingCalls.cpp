@@ -117,11 +117,19 @@ LogicalResult RunEmitter::lowerTrainingKernelOp(Operation *op) {
           appendDouble(words, value.convertToDouble());
         int64_t k = createKernel(loc, "fnn_optimizer_create", words);
         auto slots = apply.getSlots();
-        callForward(loc, "fnn_optimizer_apply", k,
-                    {p(apply.getParam()), p(apply.getGrad()),
-                     slots.size() > 0 ? p(slots[0]) : nullPointer(loc),
-                     slots.size() > 1 ? p(slots[1]) : nullPointer(loc),
-                     p(apply.getLearningRate()), p(apply.getStep())});
+        SmallVector<Value> operands = {
+            p(apply.getParam()),
+            p(apply.getGrad()),
+            slots.size() > 0 ? p(slots[0]) : nullPointer(loc),
+            slots.size() > 1 ? p(slots[1]) : nullPointer(loc),
+            p(apply.getLearningRate()),
+            p(apply.getStep())};
+        if (apply.getApply())
+          operands.push_back(p(apply.getApply()));
+        callForward(loc,
+                    apply.getApply() ? "fnn_optimizer_apply_if"
+                                     : "fnn_optimizer_apply",
+                    k, operands);
         return success();
       })
       .Default([](Operation *op) {

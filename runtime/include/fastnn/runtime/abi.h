@@ -126,6 +126,28 @@ int64_t fnn_trace_now_ns(void);
 int64_t fnn_trace_collect(fnn_trace_span *spans, int64_t capacity);
 
 /*===----------------------------------------------------------------------===*
+ * Input: batches for a step that runs several iterations per call
+ *
+ * A training step compiled with iterations_per_loop N > 1 (fastnn-sink-loop)
+ * runs N iterations per call and fetches each iteration's batch itself with
+ * fnn_input_next, into its "images" and "labels" inputs. The driver
+ * registers where batches come from before it runs the step. On CPU the
+ * source writes the arena directly; a CUDA runtime has it fill a pinned
+ * staging slot and copies that on the compute stream, so the loop never
+ * waits on the host except for data not yet prefetched.
+ *===----------------------------------------------------------------------===*/
+
+/* Writes the next batch into images and labels (host memory of the step's
+ * input shapes and types). A source that cannot deliver one ends the
+ * process with its own message (the step cannot run on without data). */
+typedef void (*fnn_input_source)(void *context, void *images, void *labels);
+/* Registers the source fnn_input_next calls (NULL: none). */
+void fnn_input_set_source(fnn_input_source source, void *context);
+/* Called by compiled code: the next batch from the registered source into
+ * the device buffers images and labels. */
+void fnn_input_next(void *images, void *labels);
+
+/*===----------------------------------------------------------------------===*
  * Kernels: created once at init, run every step
  *===----------------------------------------------------------------------===*/
 

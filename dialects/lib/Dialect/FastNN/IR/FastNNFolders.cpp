@@ -207,9 +207,28 @@ void ClipOp::getCanonicalizationPatterns(RewritePatternSet &results,
   results.add<ClipToRelu>(context);
 }
 
+/// True when every value of float type `from` is exactly a value of `to`
+/// (f16 and bf16 in f32 and f64, f32 in f64).
+static bool widensExactly(Type from, Type to) {
+  if (from.isF16() || from.isBF16())
+    return to.isF32() || to.isF64();
+  return from.isF32() && to.isF64();
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  // After an exact widening, casting again is casting the original:
+  // bf16 -> f32 -> bf16 is the identity, bf16 -> f32 -> f16 one rounding.
+  if (auto inner = getInput().getDefiningOp<CastOp>()) {
+    Type original = inner.getInput().getType().getElementType();
+    if (widensExactly(original, inner.getType().getElementType())) {
+      if (inner.getInput().getType() == getType())
+        return inner.getInput();
+      getInputMutable().set(inner.getInput());
+      return getResult();
+    }
+  }
   DenseElementsAttr input = smallDense(adaptor.getInput());
   if (!input)
     return {};

@@ -165,5 +165,24 @@ LogicalResult ApplyOptimizerOp::verify() {
   if (rankedType(getLearningRate()).getRank() != 0 ||
       rankedType(getStep()).getRank() != 0)
     return emitOpError("expects a scalar learning rate and step");
+  if (getApply() && rankedType(getApply()).getRank() != 0)
+    return emitOpError("expects a scalar condition");
+  return success();
+}
+
+LogicalResult AllFiniteOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one operand");
+  if (rankedType(getResult()).getRank() != 0)
+    return emitOpError("expects a scalar result");
+  return success();
+}
+
+LogicalResult UpdateLossScaleOp::verify() {
+  if (rankedType(getScale()).getRank() != 0 ||
+      rankedType(getFinite()).getRank() != 0)
+    return emitOpError("expects scalar operands");
+  if (!(getFactor().convertToDouble() > 1.0))
+    return emitOpError("expects a factor above 1");
   return success();
 }

@@ -146,10 +146,13 @@ def FastNN_AvgPool2DOp : FastNN_Pool2DOp<"avg_pool2d"> {
 }
 
 def FastNN_BatchNormOp : FastNN_ComputeOp<"batch_norm",
-    [AllElementTypesMatch<["input", "scale", "bias", "mean", "variance"]>]> {
+    [AllElementTypesMatch<["scale", "bias", "mean", "variance"]>]> {
   let summary = "batch normalisation with given statistics";
   let description = [{
     y = scale * (x - mean) / sqrt(variance + epsilon) + bias, per channel.
+    The parameters and statistics share one element type; the input (and
+    result) may be narrower (bf16 or f16 activations of mixed precision with
+    f32 statistics).
     `momentum` is the running-statistics update factor training uses
     (running = momentum * running + (1 - momentum) * batch, ONNX's convention).
 
@@ -409,5 +412,6 @@ def FastNN_GatherOp : FastNN_ComputeOp<"gather", [
 }
 
 include "fastnn/Dialect/FastNN/IR/FastNNTrainingOps.td"
+include "fastnn/Dialect/FastNN/IR/FastNNLoopOps.td"
 
 #endif // FASTNN_DIALECT_FASTNN_IR_FASTNNOPS_TD

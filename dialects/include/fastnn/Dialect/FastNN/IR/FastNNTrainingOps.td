@@ -206,16 +206,24 @@ def FastNN_UpdateStateOp : FastNN_Op<"update_state", [
 }
 
 def FastNN_ApplyOptimizerOp : FastNN_Op<"apply_optimizer", [
-    MemoryEffects<[MemWrite]>]> {
+    MemoryEffects<[MemWrite]>, AttrSizedOperandSegments]> {
   let summary = "one optimizer update of a parameter and its slots, in place";
   let description = [{
     TensorFlow 1.x tf.train semantics (runtime/.../abi.h lists each rule's
     slots). `param` and `slots` must be read by fastnn.param; `step` is the
-    1-based update count.
+    1-based update count. With `if %apply` (a scalar i1) the update happens
+    only where it is true: dynamic loss scaling skips the steps whose
+    gradients overflowed.
+
+    ```mlir
+    fastnn.apply_optimizer <momentum> %w, %dw, %lr, %step, %w_slot0 if %finite
+        : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<f32>, tensor<i64>, tensor<4x3xf32>, tensor<i1>) -> ()
+    ```
   }];
   let arguments = (ins FastNN_FloatTensor:$param, FastNN_FloatTensor:$grad,
       StaticShapeTensorOf<[F32]>:$learning_rate,
       StaticShapeTensorOf<[I64]>:$step, Variadic<FastNN_FloatTensor>:$slots,
+      Optional<StaticShapeTensorOf<[I1]>>:$apply,
       FastNN_OptimizerAttr:$optimizer,
       DefaultValuedAttr<F64Attr, "0.9">:$momentum,
       UnitAttr:$use_nesterov,
@@ -230,7 +238,8 @@ def FastNN_ApplyOptimizerOp : FastNN_Op<"apply_optimizer", [
       DefaultValuedAttr<F64Attr, "0.0">:$l2,
       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay_rate);
   let assemblyFormat = [{
-    $optimizer operands attr-dict `:` functional-type(operands, results)
+    $optimizer $param `,` $grad `,` $learning_rate `,` $step (`,` $slots^)?
+    (`if` $apply^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -240,6 +249,56 @@ def FastNN_ApplyOptimizerOp : FastNN_Op<"apply_optimizer", [
     static double slotInitialValue(Optimizer optimizer, int64_t index,
                                    double initialAccumulatorValue);
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// Dynamic loss scaling
+//===----------------------------------------------------------------------===//
+
+def FastNN_AllFiniteOp : FastNN_Op<"all_finite", [Pure]> {
+  let summary = "true when no element of any operand is infinite or NaN";
+  let description = [{
+    The overflow check of dynamic loss scaling, over every gradient the
+    optimizer would apply.
+
+    ```mlir
+    %finite = fastnn.all_finite %dw1, %dw2 : tensor<4x3xf32>, tensor<4xf32> -> tensor<i1>
+    ```
+  }];
+  let arguments = (ins Variadic<FastNN_FloatTensor>:$inputs);
+  let results = (outs StaticShapeTensorOf<[I1]>:$result);
+  let assemblyFormat = "$inputs attr-dict `:` type($inputs) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def FastNN_UpdateLossScaleOp : FastNN_Op<"update_loss_scale", [Pure,
+    AllTypesMatch<["scale", "good_steps", "new_scale", "new_good_steps"]>]> {
+  let summary = "the next dynamic loss scale and count of finite steps";
+  let description = [{
+    The rule of TensorFlow's dynamic loss scale (and PyTorch's GradScaler):
+    after a step whose gradients were all finite the count grows by one, and
+    when it reaches `growth_interval` the scale is multiplied by `factor` and
+    the count restarts; after an overflow the scale is divided by `factor`
+    (never below 1, as TensorFlow 1's ExponentialUpdateLossScaleManager) and
+    the count restarts. `scale` and `good_steps` are f32 scalars (counts up
+    to 2^24 are exact).
+
+    ```mlir
+    %s2, %n2 = fastnn.update_loss_scale %s, %n, %finite {growth_interval = 2000 : i64, factor = 2.0 : f64}
+        : tensor<f32>, tensor<i1>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$scale,
+      StaticShapeTensorOf<[F32]>:$good_steps,
+      StaticShapeTensorOf<[I1]>:$finite,
+      ConfinedAttr<I64Attr, [IntPositive]>:$growth_interval,
+      F64Attr:$factor);
+  let results = (outs StaticShapeTensorOf<[F32]>:$new_scale,
+                      StaticShapeTensorOf<[F32]>:$new_good_steps);
+  let assemblyFormat = [{
+    $scale `,` $good_steps `,` $finite attr-dict `:` type($scale) `,` type($finite)
+  }];
+  let hasVerifier = 1;
 }
 
 #endif // FASTNN_DIALECT_FASTNN_IR_FASTNNTRAININGOPS_TD

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Mixed precision on CPU (see bench.py): resnet_v1_50 training throughput in
+# bf16 against fp32, and LeNet's Fashion-MNIST accuracy in fp32, bf16 and
+# fp16, then replaces the "## Mixed precision (CPU backend)" section of
+# bench/RESULTS.md. Tens of minutes on two cores.
+# Usage: bench/precision/run.sh [BUILD_DIR] [bench.py options...]
+# (e.g. --rounds 3, --skip-accuracy, --threads 1).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+shift || true
+# One job: a 2-core machine, shared with whatever else is building.
+ninja -C "$build" -j1 fastnnc fastnn-data
+source "$root/bench/common.sh"
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+/usr/bin/python3 "$root/bench/precision/bench.py" --build-dir "$build" "$@" \
+  | tee "$out"
+replace_results_section "$root/bench/RESULTS.md" "$out"
