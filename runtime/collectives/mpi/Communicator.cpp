@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <pthread.h>
+#include <sched.h>
 
 namespace fastnn::collectives {
 
@@ -159,6 +161,12 @@ void Communicator::wait(AllReduceJob &Job) {
 }
 
 void Communicator::run() {
+  // A collective polls until its peers arrive; beside compute kernels that
+  // keep the worker's cores busy, that polling would take half a core from
+  // them. At idle priority the thread runs on cycles the kernels leave and
+  // on the core a waiting fnn_allreduce_wait gives up.
+  sched_param Param = {};
+  pthread_setschedparam(pthread_self(), SCHED_IDLE, &Param);
   for (;;) {
     AllReduceJob *Job;
     {
