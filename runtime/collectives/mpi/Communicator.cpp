@@ -10,8 +10,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <pthread.h>
-#include <sched.h>
+#include <ctime>
 
 namespace fastnn::collectives {
 
@@ -161,12 +160,6 @@ void Communicator::wait(AllReduceJob &Job) {
 }
 
 void Communicator::run() {
-  // A collective polls until its peers arrive; beside compute kernels that
-  // keep the worker's cores busy, that polling would take half a core from
-  // them. At idle priority the thread runs on cycles the kernels leave and
-  // on the core a waiting fnn_allreduce_wait gives up.
-  sched_param Param = {};
-  pthread_setschedparam(pthread_self(), SCHED_IDLE, &Param);
   for (;;) {
     AllReduceJob *Job;
     {
@@ -187,15 +180,38 @@ void Communicator::run() {
   }
 }
 
+int Communicator::complete(MPI_Request &Request) {
+  // MPI's blocking calls poll without pause until the peers' data arrives,
+  // and beside compute kernels that keep the worker's cores busy that
+  // polling took about half a core. Polling with short sleeps costs the
+  // kernels almost nothing and a collective at most a poll interval per
+  // round of messages.
+  constexpr int EagerPolls = 16;
+  const timespec Interval = {0, 50'000};
+  for (int Polls = 0;; ++Polls) {
+    int Done = 0;
+    if (int Code = MPI_Test(&Request, &Done, MPI_STATUS_IGNORE);
+        Code != MPI_SUCCESS)
+      return Code;
+    if (Done)
+      return MPI_SUCCESS;
+    if (Polls >= EagerPolls)
+      nanosleep(&Interval, nullptr);
+  }
+}
+
 void Communicator::reduce(AllReduceJob &Job) {
   const size_t ElementBytes = Job.Double ? sizeof(double) : sizeof(float);
   MPI_Datatype Type = Job.Double ? MPI_DOUBLE : MPI_FLOAT;
   char *Data = static_cast<char *>(Job.Buffer);
   for (int64_t Done = 0; Done < Job.Count;) {
     int Piece = static_cast<int>(std::min(Job.Count - Done, MaxCount));
-    int Code = MPI_Allreduce(MPI_IN_PLACE,
-                             Data + static_cast<size_t>(Done) * ElementBytes,
-                             Piece, Type, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Request Request;
+    int Code = MPI_Iallreduce(MPI_IN_PLACE,
+                              Data + static_cast<size_t>(Done) * ElementBytes,
+                              Piece, Type, MPI_SUM, MPI_COMM_WORLD, &Request);
+    if (Code == MPI_SUCCESS)
+      Code = complete(Request);
     if (Code != MPI_SUCCESS)
       failed("the allreduce of " +
                  std::to_string(static_cast<size_t>(Job.Count) * ElementBytes) +

@@ -3,8 +3,8 @@
 // The state behind abi.h's fnn_comm_* calls: which process of how many this
 // is, and the thread that runs the allreduces generated code starts. That
 // thread takes them in the order they were started (every process starts
-// the same ones in the same order, so the collectives match) and runs each
-// as a blocking MPI_Allreduce while the caller goes on computing: MPI's
+// the same ones in the same order, so the collectives match) and drives
+// each MPI_Iallreduce to its end while the caller goes on computing: MPI's
 // non-blocking collectives progress only inside MPI calls, which the
 // compute kernels do not make.
 //
@@ -63,6 +63,8 @@ private:
   Communicator() = default;
   void run();
   void reduce(AllReduceJob &Job);
+  /// Drives a non-blocking collective to its end; returns MPI's code.
+  int complete(MPI_Request &Request);
   /// Prints one line naming this rank and ends the job.
   [[noreturn]] void failed(const std::string &What, int MpiError);
 
