@@ -78,6 +78,13 @@ FastNNSinkLoopOptions sinkLoopOptions(const trainer::Hparams &hparams) {
   return options;
 }
 
+FastNNLayoutOptions layoutOptions(const trainer::Hparams &hparams) {
+  FastNNLayoutOptions options;
+  options.target = "cpu";
+  options.precision = hparams.getString("precision");
+  return options;
+}
+
 mlir::LogicalResult checkNumClasses(mlir::ModuleOp module,
                                     const trainer::Hparams &hparams) {
   auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");

@@ -251,6 +251,19 @@ int main(int argc, char **argv) {
   if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
         pm.addPass(mlir::createCanonicalizerPass());
         pm.addPass(mlir::createCSEPass());
+        // The kernels' layouts, before the steps are built from the graph
+        // (their gradient ops inherit them); --mode=import shows the model
+        // as imported. infer.bin's inputs keep the model's layout (the
+        // user's .npy files); train.bin's loader writes the CPU's NCHW.
+        if (compileMode != Mode::Import) {
+          fastnn::FastNNLayoutOptions layout;
+          if (trainingModel)
+            layout = fastnn::layoutOptions(hparams);
+          else
+            layout.moveInputTransposes = false;
+          pm.addPass(fastnn::createFastNNLayout(layout));
+          pm.addPass(mlir::createCanonicalizerPass());
+        }
       })))
     return 1;
   bool writesObject = emit == EmitKind::Object || emit == EmitKind::Executable;

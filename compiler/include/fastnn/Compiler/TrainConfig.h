@@ -30,6 +30,9 @@ mixedPrecisionOptions(const trainer::Hparams &hparams);
 /// fastnn-sink-loop's iterations: iterations_per_loop.
 FastNNSinkLoopOptions sinkLoopOptions(const trainer::Hparams &hparams);
 
+/// fastnn-layout's target (the CPU backend) and the resolved precision.
+FastNNLayoutOptions layoutOptions(const trainer::Hparams &hparams);
+
 /// Fails with a diagnostic when num_classes was given and differs from the
 /// classes of the model's logits.
 mlir::LogicalResult checkNumClasses(mlir::ModuleOp module,

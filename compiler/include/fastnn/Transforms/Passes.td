@@ -295,4 +295,65 @@ def FastNNSinkLoop : Pass<"fastnn-sink-loop", "mlir::ModuleOp"> {
   ];
 }
 
+def FastNNLayout : Pass<"fastnn-layout", "mlir::ModuleOp"> {
+  let summary = "Give convolutions, pooling and batch norm the target's "
+                "layout and fold the transposes away";
+  let description = [{
+    Accepts any module of fastnn ops; meant for the imported forward graph,
+    before `fastnn-build-train-step`, whose gradient ops then inherit the
+    layouts. The layout the target's kernels want:
+
+    - `cuda` with `precision` fp16 or bf16: NHWC (cuDNN's tensor-core
+      convolutions);
+    - otherwise NCHW: cuDNN's fp32 kernels, and on `cpu` the interface of
+      the oneDNN kernels, which choose their blocked formats (nChw16c) once,
+      when train.bin creates them.
+
+    Every rank-4 `conv2d`, `max_pool2d`, `avg_pool2d` and `batch_norm` of
+    another layout gets the wanted one, its input (and a convolution's
+    filter, OIHW <-> OHWI) transposed in and its result transposed back.
+    Then transposes move through the ops that do not depend on the layout
+    (elementwise ops whose tensor operands are transposed alike, casts,
+    dropout) and fold into reductions whose kept dimensions stay in order,
+    until they meet and cancel (`transpose` composes with `transpose`). A
+    transpose that a function input only feeds becomes the input: whoever
+    fills it (train.bin's data loader) writes that layout (unless
+    `move-input-transposes` is off). So an ONNX model
+    in TensorFlow's NHWC style (tf2onnx's Transpose -> Conv -> Transpose)
+    keeps no transpose at all for `cpu`.
+
+    Before (`target=cpu`, an NHWC-style import):
+    ```mlir
+    func.func @forward(%x: tensor<8x32x32x3xf32>) -> tensor<8x16xf32> {
+      %t = fastnn.transpose %x {permutation = array<i64: 0, 3, 1, 2>} : ...
+      %c = fastnn.conv2d %t, %w : ... -> tensor<8x16x32x32xf32>
+      %r = fastnn.relu %c
+      %u = fastnn.transpose %r {permutation = array<i64: 0, 2, 3, 1>} : ...
+      %m = fastnn.reduce_mean %u {axes = array<i64: 1, 2>} : tensor<8x32x32x16xf32> -> tensor<8x16xf32>
+      return %m
+    }
+    ```
+    After:
+    ```mlir
+    func.func @forward(%x: tensor<8x3x32x32xf32>) -> tensor<8x16xf32> {
+      %c = fastnn.conv2d %x, %w : ... -> tensor<8x16x32x32xf32>
+      %r = fastnn.relu %c
+      %m = fastnn.reduce_mean %r {axes = array<i64: 2, 3>} : tensor<8x16x32x32xf32> -> tensor<8x16xf32>
+      return %m
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+  let options = [
+    Option<"target", "target", "std::string", "\"cpu\"",
+           "Kernels the model runs on: cpu (oneDNN) or cuda (cuDNN)">,
+    Option<"precision", "precision", "std::string", "\"fp32\"",
+           "Type of the convolutions (fastnn-mixed-precision's): fp32, fp16 "
+           "or bf16">,
+    Option<"moveInputTransposes", "move-input-transposes", "bool", "true",
+           "Let inputs take their transposes' layout (false when the "
+           "caller's layout is fixed, as infer.bin's .npy inputs)">
+  ];
+}
+
 #endif // FASTNN_TRANSFORMS_PASSES_TD

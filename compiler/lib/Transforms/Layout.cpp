@@ -1,0 +1,245 @@
+//===- Layout.cpp - the fastnn-layout pass --------------------------------===//
+//
+// Two phases. Assignment gives every convolution, pooling and batch norm
+// the layout the target's kernels want, wrapping each op that changes in
+// transposes to and from its old layout. Propagation then moves transposes
+// towards each other through the ops that do not care about the layout
+// (elementwise ops, reductions whose kept dimensions stay in order), so that
+// pairs meet and cancel (TransposeOp's folder composes them), and moves a
+// transpose that reads a function input into the input itself: whoever
+// fills the input (the data loader) writes that layout instead.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+#include "fastnn/Transforms/Passes.h"
+
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace fastnn {
+#define GEN_PASS_DEF_FASTNNLAYOUT
+#include "fastnn/Transforms/Passes.h.inc"
+} // namespace fastnn
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace {
+
+/// NCHW -> NHWC and back, as transpose permutations (result dim i is input
+/// dim p[i]).
+constexpr int64_t ToNHWC[] = {0, 2, 3, 1};
+constexpr int64_t ToNCHW[] = {0, 3, 1, 2};
+
+RankedTensorType typeOf(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+
+Value transpose(OpBuilder &b, Location loc, Value value,
+                ArrayRef<int64_t> permutation) {
+  RankedTensorType type = typeOf(value);
+  SmallVector<int64_t> shape;
+  for (int64_t p : permutation)
+    shape.push_back(type.getDimSize(p));
+  return TransposeOp::create(b, loc, type.clone(shape), value,
+                             b.getDenseI64ArrayAttr(permutation));
+}
+
+SmallVector<int64_t> inverse(ArrayRef<int64_t> permutation) {
+  SmallVector<int64_t> result(permutation.size());
+  for (auto [i, p] : llvm::enumerate(permutation))
+    result[p] = static_cast<int64_t>(i);
+  return result;
+}
+
+/// Rewrites `op` (conv2d, pooling or batch norm, rank 4) to `layout`:
+/// activations are transposed in and the result back out, a convolution's
+/// filter goes from OIHW to OHWI or back.
+void assign(Operation *op, Layout layout) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  ArrayRef<int64_t> in = layout == Layout::NHWC ? ToNHWC : ToNCHW;
+  ArrayRef<int64_t> out = layout == Layout::NHWC ? ToNCHW : ToNHWC;
+  op->setOperand(0, transpose(b, loc, op->getOperand(0), in));
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    conv.getFilterMutable().assign(transpose(b, loc, conv.getFilter(), in));
+  op->setAttr("layout", LayoutAttr::get(op->getContext(), layout));
+  b.setInsertionPointAfter(op);
+  Value result = op->getResult(0);
+  RankedTensorType old = typeOf(result);
+  SmallVector<int64_t> shape;
+  for (int64_t p : in)
+    shape.push_back(old.getDimSize(p));
+  result.setType(old.clone(shape));
+  Value back = transpose(b, loc, result, out);
+  result.replaceAllUsesExcept(back, back.getDefiningOp());
+}
+
+/// Layout-agnostic ops whose operands all arrive transposed the same way
+/// compute on the untransposed values instead, and their result is
+/// transposed: the transpose moves past them, towards the next one it may
+/// cancel with. Scalars need nothing; a function input gets the inverse
+/// transpose, which then moves into the input with the others.
+struct SinkThroughElementwise : RewritePattern {
+  SinkThroughElementwise(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
+
+  LogicalResult matchAndRewrite(Operation *op,
+                                PatternRewriter &rewriter) const override {
+    if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, AbsOp, ExpOp,
+             LogOp, SqrtOp, ReciprocalOp, ReluOp, SigmoidOp, TanhOp,
+             LeakyReluOp, ClipOp, CastOp, DropoutOp>(op) ||
+        op->getNumResults() != 1)
+      return failure();
+    ArrayRef<int64_t> permutation;
+    for (Value operand : op->getOperands()) {
+      if (typeOf(operand).getRank() == 0 || isa<BlockArgument>(operand))
+        continue;
+      auto producer = operand.getDefiningOp<TransposeOp>();
+      if (!producer ||
+          (!permutation.empty() && producer.getPermutation() != permutation))
+        return failure();
+      permutation = producer.getPermutation();
+    }
+    if (permutation.empty())
+      return failure();
+    SmallVector<int64_t> original = inverse(permutation);
+    SmallVector<Value> operands;
+    for (Value operand : op->getOperands()) {
+      if (typeOf(operand).getRank() == 0)
+        operands.push_back(operand);
+      else if (isa<BlockArgument>(operand))
+        operands.push_back(
+            transpose(rewriter, op->getLoc(), operand, original));
+      else
+        operands.push_back(operand.getDefiningOp<TransposeOp>().getInput());
+    }
+    RankedTensorType type = typeOf(op->getResult(0));
+    SmallVector<int64_t> shape;
+    for (int64_t p : original)
+      shape.push_back(type.getDimSize(p));
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperands(operands);
+    moved->getResult(0).setType(type.clone(shape));
+    rewriter.replaceOp(op, transpose(rewriter, op->getLoc(),
+                                     moved->getResult(0), permutation));
+    return success();
+  }
+};
+
+/// A reduction of a transposed tensor whose kept dimensions stay in order
+/// reduces the original's matching axes; keepdims results differ only in
+/// where the size-1 dimensions sit, which a reshape fixes for free.
+template <typename ReduceOpT>
+struct ReduceThroughTranspose : OpRewritePattern<ReduceOpT> {
+  using OpRewritePattern<ReduceOpT>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceOpT op,
+                                PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().template getDefiningOp<TransposeOp>();
+    if (!producer)
+      return failure();
+    ArrayRef<int64_t> permutation = producer.getPermutation();
+    SmallVector<int64_t> axes;
+    for (int64_t axis : op.getAxes())
+      axes.push_back(permutation[axis]);
+    llvm::sort(axes);
+    int64_t last = -1;
+    for (auto [i, p] : llvm::enumerate(permutation)) {
+      if (llvm::is_contained(op.getAxes(), static_cast<int64_t>(i)))
+        continue;
+      if (p < last)
+        return failure();
+      last = p;
+    }
+    Value input = producer.getInput();
+    RankedTensorType inputType = typeOf(input);
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < inputType.getRank(); ++d)
+      if (!llvm::is_contained(axes, d))
+        shape.push_back(inputType.getDimSize(d));
+      else if (op.getKeepdims())
+        shape.push_back(1);
+    auto reduced = ReduceOpT::create(
+        rewriter, op.getLoc(), op.getType().clone(shape), input,
+        rewriter.getDenseI64ArrayAttr(axes), op.getKeepdimsAttr());
+    Value result = reduced.getResult();
+    if (result.getType() != op.getType())
+      result = ReshapeOp::create(rewriter, op.getLoc(), op.getType(), result);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
+  using FastNNLayoutBase::FastNNLayoutBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (target != "cpu" && target != "cuda") {
+      module.emitError("unknown target '") << target << "' (cpu or cuda)";
+      return signalPassFailure();
+    }
+    if (precision != "fp32" && precision != "fp16" && precision != "bf16") {
+      module.emitError("unknown precision '")
+          << precision << "' (fp32, fp16 or bf16)";
+      return signalPassFailure();
+    }
+    // cuDNN's tensor-core kernels want NHWC; its fp32 ones and oneDNN's
+    // plain-layout interface NCHW (the CPU kernels pick their blocked
+    // formats once, when they are created).
+    Layout wanted =
+        target == "cuda" && precision != "fp32" ? Layout::NHWC : Layout::NCHW;
+    SmallVector<Operation *> changing;
+    module.walk([&](Operation *op) {
+      auto layout = op->getAttrOfType<LayoutAttr>("layout");
+      if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp>(op) && layout &&
+          layout.getValue() != wanted &&
+          typeOf(op->getOperand(0)).getRank() == 4)
+        changing.push_back(op);
+    });
+    for (Operation *op : changing)
+      assign(op, wanted);
+
+    RewritePatternSet patterns(&getContext());
+    patterns.add<SinkThroughElementwise, ReduceThroughTranspose<ReduceSumOp>,
+                 ReduceThroughTranspose<ReduceMeanOp>,
+                 ReduceThroughTranspose<ReduceMaxOp>,
+                 ReduceThroughTranspose<ReduceMinOp>>(&getContext());
+    if (failed(applyPatternsGreedily(module, std::move(patterns))))
+      return signalPassFailure();
+
+    if (moveInputTransposes)
+      for (auto function : module.getOps<func::FuncOp>())
+        moveIntoInput(function);
+  }
+
+  /// An input read only through one transpose becomes the transposed
+  /// tensor: the caller (the data loader) fills that layout directly.
+  void moveIntoInput(func::FuncOp function) {
+    if (function.isExternal())
+      return;
+    SmallVector<Type> inputs(function.getArgumentTypes());
+    for (BlockArgument arg : function.getArguments()) {
+      if (arg.use_empty())
+        continue;
+      auto first = dyn_cast<TransposeOp>(*arg.getUsers().begin());
+      if (!first || !llvm::all_of(arg.getUsers(), [&](Operation *user) {
+            auto other = dyn_cast<TransposeOp>(user);
+            return other && other.getPermutation() == first.getPermutation();
+          }))
+        continue;
+      arg.setType(first.getType());
+      inputs[arg.getArgNumber()] = first.getType();
+      for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+        user->getResult(0).replaceAllUsesWith(arg);
+        user->erase();
+      }
+    }
+    function.setType(
+        FunctionType::get(&getContext(), inputs, function.getResultTypes()));
+  }
+};
+
+} // namespace
