@@ -11,8 +11,6 @@ FastNNBuildTrainStepOptions trainStepOptions(const trainer::Hparams &hparams) {
   FastNNBuildTrainStepOptions options;
   options.optimizer = hparams.getString("optimizer");
   options.weightDecay = hparams.getFloat("weight_decay");
-  if (hparams.isSet("max_gradient_norm"))
-    options.maxGradientNorm = hparams.getFloat("max_gradient_norm");
   options.momentum = hparams.getFloat("momentum");
   options.rmspropMomentum = hparams.getFloat("rmsprop_momentum");
   options.rmspropDecay = hparams.getFloat("rmsprop_decay");
@@ -82,6 +80,21 @@ FastNNLayoutOptions layoutOptions(const trainer::Hparams &hparams) {
   FastNNLayoutOptions options;
   options.target = "cpu";
   options.precision = hparams.getString("precision");
+  return options;
+}
+
+FastNNClipGradientsOptions
+clipGradientsOptions(const trainer::Hparams &hparams) {
+  FastNNClipGradientsOptions options;
+  if (hparams.isSet("max_gradient_norm"))
+    options.maxNorm = hparams.getFloat("max_gradient_norm");
+  return options;
+}
+
+FastNNFuseAllReduceOptions
+fuseAllReduceOptions(const trainer::Hparams &hparams) {
+  FastNNFuseAllReduceOptions options;
+  options.bucketBytes = hparams.getInt("allreduce_bucket_bytes");
   return options;
 }
 

@@ -5,7 +5,8 @@
 // and schedules enforce or need to be meaningful. Compile-time keys are the
 // ones that change the compiled step: its shapes (batch_size, num_classes),
 // its arithmetic (optimizer and every optimizer setting, weight_decay,
-// max_gradient_norm, use_fp16, loss_scale) and its loop (iterations_per_loop).
+// max_gradient_norm, use_fp16, loss_scale), its loop (iterations_per_loop)
+// and its collectives (allreduce_bucket_bytes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,6 +206,11 @@ std::vector<HparamSpec> makeSpecs() {
               "replicated variables + allreduce across workers"),
       enumKey(Perf, "protocol", "grpc", "grpc,grpc+verbs,grpc+mpi,grpc+gdr",
               "transport between workers; grpc+verbs on RDMA clusters"),
+      intKey(Perf, "allreduce_bucket_bytes", "26214400", 0,
+             "gradients are averaged across workers in collectives of up "
+             "to this many bytes, in the order the backward pass completes "
+             "them (25 MiB, as PyTorch DDP; 0: one per tensor)",
+             CT),
 
       intKey(Loop, "iterations_per_loop", "1", 1,
              "training iterations per host call (loop sinking); "

@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Distributed.h"
 #include "Evaluate.h"
 #include "TrainingRun.h"
 
@@ -160,13 +161,15 @@ void fail(const std::string &Message) {
   std::stringstream Lines(Message);
   std::string Line;
   while (std::getline(Lines, Line))
-    std::fprintf(stderr, "train.bin: error: %s\n", Line.c_str());
-  std::exit(1);
+    std::fprintf(stderr, "train.bin: error: %s%s\n", workerPrefix().c_str(),
+                 Line.c_str());
+  endJob(1);
 }
 
 } // namespace fastnn::trainer
 
 int main(int argc, char **argv) {
+  joinJob(argc, argv);
   std::string HparamsFile;
   std::vector<std::string> Flags;
   bool PrintConfig = false, EvaluateOnly = false;
@@ -212,6 +215,8 @@ int main(int argc, char **argv) {
     collect(H.applyCompiled(fnn_model_config));
   if (Errors.empty())
     collect(H.validate());
+  if (Errors.empty())
+    collect(applyWorker(H));
   if (!Errors.empty())
     fail(Errors);
 
@@ -256,6 +261,9 @@ int main(int argc, char **argv) {
     std::printf("%s", H.configText().c_str());
     return 0;
   }
+  // Evaluating and exporting are the chief's work.
+  if (!isChief() && (EvaluateOnly || !ExportFile.empty()))
+    return 0;
   if (EvaluateOnly && !ExportFile.empty())
     fail("--eval and --export-onnx are separate runs; give one of them");
   if (EvaluateOnly)

@@ -1,6 +1,7 @@
 //===- TrainingRun.cpp - The training loop of train.bin -------------------===//
 
 #include "TrainingRun.h"
+#include "Distributed.h"
 #include "InputStaging.h"
 #include "LoopInput.h"
 
@@ -191,6 +192,9 @@ void TrainingRun::setUpOutput() {
   if (Ec)
     fail(where(H, H.isSet("train_dir") ? "train_dir" : "model_dir") +
          ": cannot create the directory: " + Ec.message());
+  // The rest is the chief's: the other workers only write timelines here.
+  if (!isChief())
+    return;
   std::vector<std::string> Removed;
   if (Status S = removeIncompleteWrites(OutputDir, Removed); !S.ok())
     fail(S.message());
@@ -214,6 +218,9 @@ void TrainingRun::createModel() {
 }
 
 void TrainingRun::restore() {
+  // The chief restores; shareState gives the other workers its state.
+  if (!isChief())
+    return;
   // An interrupted run continues, whatever the task: TensorFlow's estimators
   // too prefer the model directory's checkpoint to a warm start.
   if (!OutputDir.empty()) {
@@ -305,8 +312,9 @@ void TrainingRun::finetune() {
 }
 
 void TrainingRun::createInput() {
-  if (Status S = createDataSource(H, M.Images.shape, InputSplit::Train,
-                                  StartPosition, Source, SourceLine);
+  if (Status S =
+          createDataSource(H, M.Images.shape, InputSplit::Train, StartPosition,
+                           Source, SourceLine, trainingShard());
       !S.ok())
     fail(S.message());
 
@@ -472,6 +480,8 @@ int TrainingRun::run() {
   setUpOutput();
   createModel();
   restore();
+  shareState(M.State, Arena, StartStep, StartPosition);
+  LastStep = StartStep;
   createInput();
 
   if (H.getBool("print_model_statistics"))
@@ -489,7 +499,7 @@ int TrainingRun::run() {
   }
   std::fflush(stdout);
 
-  if (!OutputDir.empty()) {
+  if (!OutputDir.empty() && isChief()) {
     if (Status S = EventWriter::open(OutputDir, Events); !S.ok())
       fail(S.message());
     if (Status S = Events->sessionStart(StartStep + 1); !S.ok())
@@ -498,13 +508,14 @@ int TrainingRun::run() {
   const int64_t LogEvery =
       hasHook(H, "LoggingTensorHook") ? H.getInt("log_loss_every_n_iters") : 0;
   const int64_t SaveEvery = H.getInt("save_checkpoints_steps");
-  const bool Saving = !OutputDir.empty() && hasHook(H, "CheckpointSaverHook");
+  const bool Saving =
+      !OutputDir.empty() && isChief() && hasHook(H, "CheckpointSaverHook");
   const int64_t ProfileEvery =
       !OutputDir.empty() && hasHook(H, "ProfilerHook") &&
               H.getInt("task_index") == H.getInt("profile_at_task")
           ? H.getInt("profile_every_n_iters")
           : 0;
-  const int64_t EvalEvery = H.getInt("eval_every_n_iters");
+  const int64_t EvalEvery = isChief() ? H.getInt("eval_every_n_iters") : 0;
   bool PrintPlacement = H.getBool("log_device_placement");
   // A progress bar only for a person watching; logs and pipes get lines.
   const bool Terminal = isatty(fileno(stdout)) != 0;
@@ -550,6 +561,7 @@ int TrainingRun::run() {
       if (!S.ok())
         fail(S.message());
       if (Size == 0) {
+        endOfInput(Step);
         EndOfData = true;
         break;
       }

@@ -1,5 +1,5 @@
 // RUN: fastnnc-opt %s -fastnn-build-train-step="optimizer=momentum weight-decay=0.01" -split-input-file | FileCheck %s
-// RUN: fastnnc-opt %s -fastnn-build-train-step="optimizer=adam max-gradient-norm=5.0" -split-input-file | FileCheck %s --check-prefix=ADAM
+// RUN: fastnnc-opt %s -fastnn-build-train-step="optimizer=adam" -fastnn-clip-gradients="max-norm=5.0" -split-input-file | FileCheck %s --check-prefix=ADAM
 
 // A conv + batch norm + relu + dense classifier: the step's signature, the
 // training forms, the loss, the backward ops and the updates at the end.
@@ -24,7 +24,11 @@
 // CHECK: %{{.*}}, %{{.*}}, %{{.*}} = fastnn.batch_norm_backward
 // CHECK: %{{.*}}, %[[DW:.*]], %{{.*}} = fastnn.conv2d_backward %[[X]]
 // Weight decay reaches the filter and the dense weight, not biases or the
-// batch-norm parameters.
+// batch-norm parameters; it joins the gradient where the backward pass
+// completes it.
+// CHECK-NEXT: %[[WD:.*]] = fastnn.constant dense<0.00999999977> : tensor<f32>
+// CHECK-NEXT: %[[DECAY:.*]] = fastnn.mul %{{.*}}, %[[WD]]
+// CHECK-NEXT: fastnn.add %[[DW]], %[[DECAY]]
 // CHECK: fastnn.update_state
 // CHECK: fastnn.update_state
 // CHECK-COUNT-4: fastnn.apply_optimizer momentum

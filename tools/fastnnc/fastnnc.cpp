@@ -129,11 +129,17 @@ runPasses(mlir::ModuleOp module,
   return pm.run(module);
 }
 
-/// The training step from the canonicalized import, lowered.
+/// The training step from the canonicalized import, lowered. Its gradients
+/// and metrics are averaged over the workers of a data-parallel job (the
+/// identity in a single process), in buckets fused after cleanup so that
+/// they follow the final order of the backward pass.
 void addTrainStepPasses(mlir::PassManager &pm,
                         const fastnn::trainer::Hparams &hparams) {
   pm.addPass(
       fastnn::createFastNNBuildTrainStep(fastnn::trainStepOptions(hparams)));
+  pm.addPass(fastnn::createFastNNDataParallel());
+  pm.addPass(
+      fastnn::createFastNNClipGradients(fastnn::clipGradientsOptions(hparams)));
   pm.addPass(fastnn::createFastNNDynamicLossScale());
   pm.addPass(fastnn::createFastNNMixedPrecision(
       fastnn::mixedPrecisionOptions(hparams)));
@@ -141,6 +147,8 @@ void addTrainStepPasses(mlir::PassManager &pm,
   pm.addPass(mlir::createCSEPass());
   // After cleanup, which would hoist the step's constants out of the loop.
   pm.addPass(fastnn::createFastNNSinkLoop(fastnn::sinkLoopOptions(hparams)));
+  pm.addPass(
+      fastnn::createFastNNFuseAllReduce(fastnn::fuseAllReduceOptions(hparams)));
   fastnn::FastNNLowerToRuntimeOptions lowering;
   lowering.entryName = "train_step";
   pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));

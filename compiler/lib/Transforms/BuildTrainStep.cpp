@@ -159,7 +159,9 @@ struct BuildTrainStepPass
             binary<MulOp>(b, loc, squares, scalar(b, loc, weightDecay / 2)));
     }
 
-    // Weight decay's gradient, then clipping by the global norm.
+    // Weight decay's gradient joins each weight's gradient where the
+    // backward pass completes it, so that the gradient is final (ready for
+    // an allreduce, fastnn-data-parallel) as early as possible.
     SmallVector<std::pair<Value, Value>> updates;
     for (Value p : trainable) {
       Value g = grads.lookup(p);
@@ -170,24 +172,13 @@ struct BuildTrainStepPass
         b.setInsertionPointAfterValue(g);
         g = binary<MulOp>(b, scaleLoc, g, inverseScale);
       }
-      if (weightDecay > 0 && !decoupledDecay && weights.count(p))
+      if (weightDecay > 0 && !decoupledDecay && weights.count(p)) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointAfterValue(g);
         g = binary<AddOp>(
             b, loc, g, binary<MulOp>(b, loc, p, scalar(b, loc, weightDecay)));
-      updates.push_back({p, g});
-    }
-    if (maxGradientNorm > 0 && !updates.empty()) {
-      Value squares;
-      for (auto &[p, g] : updates) {
-        Value s = sumAll(b, loc, binary<MulOp>(b, loc, g, g));
-        squares = squares ? binary<AddOp>(b, loc, squares, s) : s;
       }
-      // tf.clip_by_global_norm: g * clip / max(norm, clip).
-      Value clip = scalar(b, loc, maxGradientNorm);
-      Value norm = SqrtOp::create(b, loc, squares);
-      Value factor =
-          binary<DivOp>(b, loc, clip, binary<MaxOp>(b, loc, norm, clip));
-      for (auto &[p, g] : updates)
-        g = binary<MulOp>(b, loc, g, factor);
+      updates.push_back({p, g});
     }
 
     for (auto &[state, value] : stateUpdates)

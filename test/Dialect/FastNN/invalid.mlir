@@ -965,3 +965,32 @@ func.func @gather_result_shape(%a: tensor<2x3xf32>, %i: tensor<4xi32>) -> tensor
   %0 = fastnn.gather %a, %i {axis = 1 : i64} : (tensor<2x3xf32>, tensor<4xi32>) -> tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// allreduce
+//===----------------------------------------------------------------------===//
+
+func.func @allreduce_empty() {
+  // expected-error @+1 {{'fastnn.allreduce' op expects at least one input}}
+  "fastnn.allreduce"() <{kind = #fastnn<allreduce_kind sum>}> : () -> ()
+  return
+}
+
+// -----
+
+func.func @allreduce_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{'fastnn.allreduce' op expects inputs of one element type (one buffer), got 'f32' and 'f16'}}
+  %0:2 = fastnn.allreduce mean %a, %b : tensor<4xf32>, tensor<4xf16>
+  return
+}
+
+// -----
+
+func.func @allreduce_kind(%a: tensor<4xf32>) {
+  // expected-error @+2 {{expected ::mlir::fastnn::AllReduceKind to be one of: sum, mean}}
+  // expected-error @+1 {{failed to parse FastNN_AllReduceKindAttr parameter 'value' which is to be a `::mlir::fastnn::AllReduceKind`}}
+  %0 = fastnn.allreduce max %a : tensor<4xf32>
+  return
+}

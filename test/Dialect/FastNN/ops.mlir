@@ -288,3 +288,12 @@ func.func @gather(%x: tensor<5x4x3xf32>, %i: tensor<2x2xi64>, %j: tensor<i32>) -
     }
   }
 #-}
+
+// CHECK-LABEL: func.func @allreduce
+func.func @allreduce(%a: tensor<4x3xf32>, %b: tensor<4xf32>, %c: tensor<f32>) -> (tensor<4x3xf32>, tensor<4xf32>, tensor<f32>) {
+  // CHECK: %{{.*}}:2 = fastnn.allreduce mean %{{.*}}, %{{.*}} : tensor<4x3xf32>, tensor<4xf32>
+  // CHECK: fastnn.allreduce sum %{{.*}} : tensor<f32>
+  %0:2 = fastnn.allreduce mean %a, %b : tensor<4x3xf32>, tensor<4xf32>
+  %1 = fastnn.allreduce sum %c : tensor<f32>
+  return %0#0, %0#1, %1 : tensor<4x3xf32>, tensor<4xf32>, tensor<f32>
+}

@@ -432,6 +432,7 @@ TEST(HparamsTest, CompileTimeKeys) {
                                        "loss_scale",
                                        "precision",
                                        "dynamic_loss_scale",
+                                       "allreduce_bucket_bytes",
                                        "iterations_per_loop"};
   EXPECT_EQ(CompileTime, Expected);
 }

@@ -11,9 +11,16 @@
 namespace fastnn {
 
 /// The options of fastnn-build-train-step that the compile-time
-/// hyperparameters (optimizer and its settings, weight_decay,
-/// max_gradient_norm, seed) give.
+/// hyperparameters (optimizer and its settings, weight_decay, seed) give.
 FastNNBuildTrainStepOptions trainStepOptions(const trainer::Hparams &hparams);
+
+/// fastnn-clip-gradients' norm: max_gradient_norm.
+FastNNClipGradientsOptions
+clipGradientsOptions(const trainer::Hparams &hparams);
+
+/// fastnn-fuse-allreduce's bucket size: allreduce_bucket_bytes.
+FastNNFuseAllReduceOptions
+fuseAllReduceOptions(const trainer::Hparams &hparams);
 
 /// Settles precision, use_fp16, dynamic_loss_scale and loss_scale into
 /// consistent values (what the compiled configuration then records):

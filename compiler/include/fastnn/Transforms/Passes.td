@@ -24,8 +24,9 @@ def FastNNBuildTrainStep : Pass<"fastnn-build-train-step", "mlir::ModuleOp"> {
       filters and matrix-product weights (not biases, not batch-norm
       parameters); adamweightdecay decays decoupled in its update instead;
     - gradients come from reverse-mode differentiation through each op's
-      GradientOpInterface; with `max-gradient-norm` > 0 they are clipped by
-      their global norm as tf.clip_by_global_norm does;
+      GradientOpInterface; a weight's decay term joins its gradient right
+      where the backward pass completes it (clipping is
+      `fastnn-clip-gradients`, after any allreduce of the gradients);
     - each trainable parameter is updated by `apply_optimizer` with new
       optimizer slot parameters (role `slot`) initialised as tf.train does;
     - top-1 and top-5 accuracy of the batch are returned beside the loss;
@@ -62,8 +63,6 @@ def FastNNBuildTrainStep : Pass<"fastnn-build-train-step", "mlir::ModuleOp"> {
            "adadelta, adagrad, adam, ftrl, momentum, sgd, rmsprop or adamweightdecay">,
     Option<"weightDecay", "weight-decay", "double", "0.00004",
            "L2 coefficient on convolution and matrix-product weights">,
-    Option<"maxGradientNorm", "max-gradient-norm", "double", "0.0",
-           "Clip gradients by this global norm (0: no clipping)">,
     Option<"auxLossWeight", "aux-loss-weight", "double", "0.4",
            "Weight of the auxiliary logits' loss">,
     Option<"dropoutSeed", "dropout-seed", "int64_t", "0",
@@ -132,6 +131,136 @@ def FastNNBuildEvalStep : Pass<"fastnn-build-eval-step", "mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::fastnn::FastNNDialect"];
+}
+
+def FastNNDataParallel : Pass<"fastnn-data-parallel", "mlir::ModuleOp"> {
+  let summary = "Average the gradients and the step's metrics over the "
+                "workers of a data-parallel job";
+  let description = [{
+    Accepts a training step (the output of `fastnn-build-train-step`): a
+    function whose `apply_optimizer` ops update the parameters. Makes it the
+    step of one worker of a data-parallel job, where every worker (a process
+    that mpirun launched) holds the same parameters and runs the step on
+    its own share of the global batch:
+
+    - each `apply_optimizer`'s gradient becomes its `allreduce mean` over
+      the workers, placed right after the op that completes the gradient,
+      so that the communication can start while the backward pass goes on.
+      With equal shares, the mean of the workers' gradients of their mean
+      losses is the gradient of the global batch's mean loss: K workers of
+      batch b follow the trajectory of one worker of batch K * b;
+    - the function's float results (the step's loss, top-1 and top-5) are
+      averaged the same way, in one `allreduce mean` before the return, so
+      that every worker reports the global batch's values (the Ascend
+      port's allreduce / rank_size);
+    - batch norm stays per worker: it normalises with the worker's batch
+      and `update_state` keeps the worker's own running averages, as
+      TensorFlow's replicated training (PAI-Soar, Horovod) does.
+
+    With one worker every allreduce is the identity, so the pass is applied
+    whether or not the job turns out to be distributed. Gradients and
+    results an allreduce already produces are left alone. Clipping by the
+    global norm (`fastnn-clip-gradients`) comes after this pass, so that
+    every worker clips the same averaged gradients.
+
+    Before:
+    ```mlir
+    %dw = ...                          // the backward pass completes dw
+    ...
+    fastnn.apply_optimizer sgd %w, %dw, %lr, %step : ...
+    return %loss, %top1, %top5 : tensor<f32>, tensor<f32>, tensor<f32>
+    ```
+    After:
+    ```mlir
+    %dw = ...
+    %dw_mean = fastnn.allreduce mean %dw : tensor<4x3x3x3xf32>
+    ...
+    fastnn.apply_optimizer sgd %w, %dw_mean, %lr, %step : ...
+    %m:3 = fastnn.allreduce mean %loss, %top1, %top5 : tensor<f32>, tensor<f32>, tensor<f32>
+    return %m#0, %m#1, %m#2 : tensor<f32>, tensor<f32>, tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+}
+
+def FastNNClipGradients : Pass<"fastnn-clip-gradients", "mlir::ModuleOp"> {
+  let summary = "Scale the optimizer's gradients to at most a global norm "
+                "(tf.clip_by_global_norm)";
+  let description = [{
+    Accepts a training step (the output of `fastnn-build-train-step`, and
+    of `fastnn-data-parallel` when the gradients are averaged over
+    workers). The global norm is the square root of the sum of every
+    squared element of every `apply_optimizer` gradient; each gradient g
+    becomes g * max-norm / max(norm, max-norm), as tf.clip_by_global_norm
+    computes it. The norm and the scaling are inserted right before the
+    first `apply_optimizer`, after every gradient (and its allreduce) is
+    complete. `max-norm` <= 0 leaves the step unchanged.
+
+    Before:
+    ```mlir
+    fastnn.apply_optimizer sgd %w, %dw, %lr, %step : ...
+    fastnn.apply_optimizer sgd %b, %db, %lr, %step : ...
+    ```
+    After (max-norm=5):
+    ```mlir
+    %norm = fastnn.sqrt (sum(%dw * %dw) + sum(%db * %db))
+    %factor = fastnn.div %c5, (fastnn.max %norm, %c5)
+    %dw_clipped = fastnn.mul %dw, %factor
+    %db_clipped = fastnn.mul %db, %factor
+    fastnn.apply_optimizer sgd %w, %dw_clipped, %lr, %step : ...
+    fastnn.apply_optimizer sgd %b, %db_clipped, %lr, %step : ...
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+  let options = [
+    Option<"maxNorm", "max-norm", "double", "0.0",
+           "Clip the gradients to this global norm (<= 0: no clipping)">
+  ];
+}
+
+def FastNNFuseAllReduce : Pass<"fastnn-fuse-allreduce", "mlir::ModuleOp"> {
+  let summary = "Group allreduces into buckets of up to bucket-bytes";
+  let description = [{
+    One collective call per gradient pays the network's latency once per
+    parameter tensor (resnet_v1_50 has 161 of them, mobilenet_v2 158). The
+    pass groups `fastnn.allreduce` ops into buckets, each one `allreduce`
+    of several tensors; the lowering lays a bucket's tensors out back to
+    back in the arena, where the ops producing them write, so that one
+    in-place collective covers the bucket without a packing copy.
+
+    Walks each block's allreduces in block order, which after
+    `fastnn-data-parallel` is the order in which the backward pass
+    completes the gradients, and fills one bucket at a time: an allreduce
+    joins the open bucket when it has the bucket's kind and element type,
+    the bucket stays within `bucket-bytes`, and no op since the bucket
+    opened uses one of its results; otherwise it closes the bucket and
+    opens the next. An allreduce larger than `bucket-bytes` makes a bucket
+    alone, and `bucket-bytes=0` leaves every allreduce alone. The fused op
+    stands where the bucket's last allreduce stood (named `bucket<i>` for
+    timelines), so that a bucket's collective starts as soon as its last
+    tensor is complete and overlaps the rest of the backward pass.
+
+    Before (bucket-bytes=1024):
+    ```mlir
+    %a = fastnn.allreduce mean %da : tensor<64xf32>       // 256 bytes
+    ...
+    %b = fastnn.allreduce mean %db : tensor<128xf32>      // 512 bytes
+    ...
+    %c = fastnn.allreduce mean %dc : tensor<256xf32>      // 1024 bytes
+    ```
+    After:
+    ```mlir
+    ...
+    %ab:2 = fastnn.allreduce mean %da, %db : tensor<64xf32>, tensor<128xf32>
+    ...
+    %c = fastnn.allreduce mean %dc : tensor<256xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+  let options = [
+    Option<"bucketBytes", "bucket-bytes", "int64_t", "26214400",
+           "Largest bucket in bytes (0: one collective per allreduce)">
+  ];
 }
 
 def FastNNDynamicLossScale : Pass<"fastnn-dynamic-loss-scale",

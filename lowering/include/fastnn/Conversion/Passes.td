@@ -31,6 +31,15 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
       The work of every op (a kernel call or a loop nest) is bracketed by
       `fnn_trace_begin("<op> <location name>")` and `fnn_trace_end()`, the
       spans of timelines; they return at once while tracing is off.
+    - `fastnn.allreduce` (a bucket of gradients): its inputs' buffers lie
+      back to back in one arena buffer, where the ops producing them write
+      (an input still read after the collective starts, or that is state, a
+      constant or a function input, is copied in instead); the collective is
+      a kernel made at init (`fnn_allreduce_create`), started in place
+      where the op stands (`fnn_allreduce_start`) and awaited right before
+      the first op that reads a result, at the latest before the return
+      (`fnn_allreduce_wait`), so that it overlaps the ops in between. The
+      bucket's buffer stays reserved until then.
       A step sunk into a loop (`fastnn-sink-loop`, a function whose body
       is one `fastnn.loop`) runs the loop's body N times in one call, over
       one arena plan: each iteration stores its index where the body reads

@@ -78,6 +78,102 @@ void decideFusion(func::FuncOp forward, ArenaLayout &layout) {
   }
 }
 
+/// Where an allreduce's inputs lie in its bucket: the buffer that is each
+/// input's slice.
+struct BucketSlices {
+  AllReduceOp op;
+  int64_t step;
+  SmallVector<Value> slices;
+};
+
+/// An input's own buffer becomes its slice (its producer writes straight
+/// into the bucket, the collective reduces it in place and the result
+/// aliases it) unless an op still reads the buffer after the collective
+/// starts, the buffer lives on (parameters, constants, function inputs), or
+/// another input already took it; then the result's buffer is the slice and
+/// the input is copied in.
+SmallVector<BucketSlices> decideBuckets(Block &body, ArenaLayout &layout) {
+  int64_t end = static_cast<int64_t>(body.getOperations().size()) + 1;
+  llvm::DenseMap<Value, int64_t> lastRead;
+  for (auto [index, op] : llvm::enumerate(body))
+    for (Value operand : op.getOperands()) {
+      int64_t &last = lastRead[layout.root(operand)];
+      last = std::max(last, isa<func::ReturnOp>(op)
+                                ? end
+                                : static_cast<int64_t>(index) + 1);
+    }
+  llvm::DenseSet<Value> taken;
+  SmallVector<BucketSlices> buckets;
+  for (auto [index, op] : llvm::enumerate(body)) {
+    auto allreduce = dyn_cast<AllReduceOp>(op);
+    if (!allreduce)
+      continue;
+    BucketSlices bucket{allreduce, static_cast<int64_t>(index) + 1, {}};
+    ArenaLayout::Bucket &planned = layout.buckets[allreduce];
+    for (auto [i, input, result] :
+         llvm::enumerate(allreduce.getInputs(), allreduce.getResults())) {
+      Value root = layout.root(input);
+      Operation *producer = root.getDefiningOp();
+      bool inPlace = producer && !isa<ParamOp, ConstantOp>(producer) &&
+                     lastRead.lookup(root) <= bucket.step &&
+                     taken.insert(root).second;
+      if (inPlace) {
+        layout.aliasOf[result] = input;
+        bucket.slices.push_back(root);
+      } else {
+        planned.copiedIn.push_back(i);
+        bucket.slices.push_back(result);
+      }
+    }
+    buckets.push_back(bucket);
+  }
+  return buckets;
+}
+
+/// A collective must be complete before the first op after it that reads
+/// one of its slices (a view reads nothing; a matmul reads its fused bias),
+/// and at the latest before the step's end (the return, or the yield of a
+/// sunk loop's iteration).
+void placeWaits(Block &body, ArrayRef<BucketSlices> buckets,
+                ArenaLayout &layout) {
+  llvm::DenseMap<Operation *, const BucketSlices *> bucketOf;
+  for (const BucketSlices &bucket : buckets)
+    bucketOf[bucket.op] = &bucket;
+  llvm::DenseMap<Value, Operation *> inFlight;
+  SmallVector<Operation *> started;
+  auto await = [&](Operation *collective, Operation *reader) {
+    layout.buckets[collective].waitBefore = reader;
+    layout.awaitedBefore[reader].push_back(collective);
+    for (Value slice : bucketOf[collective]->slices)
+      inFlight.erase(slice);
+    llvm::erase(started, collective);
+  };
+  auto read = [&](Operation *reader, Value value) {
+    if (Operation *collective = inFlight.lookup(layout.root(value)))
+      await(collective, reader);
+  };
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      for (Operation *collective : SmallVector<Operation *>(started))
+        await(collective, &op);
+      break;
+    }
+    bool view = !isa<AllReduceOp>(op) && op.getNumResults() == 1 &&
+                layout.aliasOf.count(op.getResult(0));
+    if (!view) {
+      for (Value operand : op.getOperands())
+        read(&op, operand);
+      if (Value bias = layout.fusedBias.lookup(&op))
+        read(&op, bias);
+    }
+    if (auto allreduce = dyn_cast<AllReduceOp>(op)) {
+      for (Value slice : bucketOf[allreduce]->slices)
+        inFlight[slice] = allreduce;
+      started.push_back(allreduce);
+    }
+  }
+}
+
 } // namespace
 
 ArenaLayout planArena(func::FuncOp forward) {
@@ -85,7 +181,10 @@ ArenaLayout planArena(func::FuncOp forward) {
   decideFusion(forward, layout);
 
   Block &body = stepBlock(forward);
+  SmallVector<BucketSlices> buckets = decideBuckets(body, layout);
+  placeWaits(body, buckets, layout);
   int64_t end = static_cast<int64_t>(body.getOperations().size()) + 1;
+  llvm::DenseMap<Operation *, int64_t> stepOf;
   SmallVector<Value> buffers;
   llvm::DenseMap<Value, std::pair<int64_t, int64_t>> lifetimes;
   auto addBuffer = [&](Value value, int64_t first, int64_t last) {
@@ -98,6 +197,7 @@ ArenaLayout planArena(func::FuncOp forward) {
     addBuffer(value, 0, end);
   for (auto [index, op] : llvm::enumerate(body)) {
     int64_t step = static_cast<int64_t>(index) + 1;
+    stepOf[&op] = step;
     for (Value operand : op.getOperands()) {
       Value root = layout.root(operand);
       auto &lifetime = lifetimes[root];
@@ -113,13 +213,46 @@ ArenaLayout planArena(func::FuncOp forward) {
     }
   }
 
+  // A bucket is one buffer, its slices back to back at aligned offsets,
+  // alive from its first slice's producer until the collective is awaited
+  // and the last result read.
+  llvm::DenseSet<Value> sliced;
+  for (const BucketSlices &bucket : buckets)
+    sliced.insert(bucket.slices.begin(), bucket.slices.end());
+  SmallVector<Value> singles;
   std::vector<BufferRequest> requests;
-  for (Value value : buffers)
+  for (Value value : buffers) {
+    if (sliced.count(value))
+      continue;
+    singles.push_back(value);
     requests.push_back({tensorBytes(cast<RankedTensorType>(value.getType())),
                         lifetimes[value].first, lifetimes[value].second});
+  }
+  SmallVector<SmallVector<int64_t>> sliceOffsets;
+  for (const BucketSlices &bucket : buckets) {
+    int64_t bytes = 0, first = end, last = 0;
+    SmallVector<int64_t> &at = sliceOffsets.emplace_back();
+    for (Value slice : bucket.slices) {
+      bytes = llvm::alignTo(bytes, kArenaAlignment);
+      at.push_back(bytes);
+      bytes += tensorBytes(cast<RankedTensorType>(slice.getType()));
+      first = std::min(first, lifetimes[slice].first);
+      last = std::max(last, lifetimes[slice].second);
+    }
+    Operation *waiter = layout.buckets[bucket.op].waitBefore;
+    last = std::max(last, isa<func::ReturnOp>(waiter) ? end : stepOf[waiter]);
+    layout.buckets[bucket.op].bytes = bytes;
+    requests.push_back({bytes, first, last});
+  }
   MemoryPlan plan = planMemory(requests);
-  for (auto [value, offset] : llvm::zip(buffers, plan.offsets))
+  for (auto [value, offset] : llvm::zip(singles, plan.offsets))
     layout.offsets[value] = offset;
+  for (auto [i, bucket] : llvm::enumerate(buckets)) {
+    int64_t offset = plan.offsets[singles.size() + i];
+    layout.buckets[bucket.op].offset = offset;
+    for (auto [slice, at] : llvm::zip(bucket.slices, sliceOffsets[i]))
+      layout.offsets[slice] = offset + at;
+  }
   layout.totalBytes = plan.totalBytes;
   return layout;
 }

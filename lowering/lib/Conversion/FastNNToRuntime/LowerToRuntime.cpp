@@ -117,9 +117,10 @@ std::string locationName(Location loc) {
 
 } // namespace
 
-Value RunEmitter::traceName(Operation *op) {
+Value RunEmitter::traceName(Operation *op, StringRef what) {
   MLIRContext *context = module.getContext();
-  std::string name = op->getName().stripDialect().str();
+  std::string name =
+      what.empty() ? op->getName().stripDialect().str() : what.str();
   std::string where = locationName(op->getLoc());
   if (!where.empty())
     name += " " + where;
@@ -138,24 +139,42 @@ Value RunEmitter::traceName(Operation *op) {
   return LLVM::AddressOfOp::create(runBuilder, op->getLoc(), global);
 }
 
+void RunEmitter::traceBegin(Operation *op, StringRef what) {
+  MLIRContext *context = module.getContext();
+  LLVM::CallOp::create(runBuilder, op->getLoc(),
+                       runtimeFunction("fnn_trace_begin",
+                                       LLVM::LLVMVoidType::get(context),
+                                       {LLVM::LLVMPointerType::get(context)}),
+                       ValueRange{traceName(op, what)});
+}
+
+void RunEmitter::traceEnd(Location loc) {
+  LLVM::CallOp::create(
+      runBuilder, loc,
+      runtimeFunction("fnn_trace_end",
+                      LLVM::LLVMVoidType::get(module.getContext()), {}),
+      ValueRange{});
+}
+
 LogicalResult RunEmitter::lower(Operation *op) {
-  // Views of another buffer, and epilogues fused into their producer.
-  if (op->getNumResults() == 1 && layout.aliasOf.count(op->getResult(0)))
+  for (Operation *collective : layout.awaitedBefore.lookup(op))
+    awaitAllReduce(collective);
+  // Views of another buffer, and epilogues fused into their producer (an
+  // allreduce reduces in place, yet it has work to do).
+  if (!isa<AllReduceOp>(op) && op->getNumResults() == 1 &&
+      layout.aliasOf.count(op->getResult(0)))
     return success();
   // Written once at init.
-  if (isa<ParamOp, ConstantOp, func::ReturnOp>(op))
+  if (isa<ParamOp, ConstantOp, func::ReturnOp, LoopYieldOp>(op))
     return success();
-  MLIRContext *context = module.getContext();
-  auto ptrType = LLVM::LLVMPointerType::get(context);
-  auto voidType = LLVM::LLVMVoidType::get(context);
-  LLVM::CallOp::create(runBuilder, op->getLoc(),
-                       runtimeFunction("fnn_trace_begin", voidType, {ptrType}),
-                       ValueRange{traceName(op)});
+  traceBegin(op);
   int64_t firstKernel = kernelCount;
   LogicalResult lowered = success();
-  if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp, LRNOp, MatMulOp,
-          SoftmaxOp, LogSoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-          ReduceMinOp>(op))
+  if (auto allreduce = dyn_cast<AllReduceOp>(op))
+    lowered = lowerAllReduce(allreduce);
+  else if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp, LRNOp, MatMulOp,
+               SoftmaxOp, LogSoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
+               ReduceMinOp>(op))
     lowered = lowerKernelOp(op);
   else if (isa<Conv2DBackwardOp, Pool2DBackwardOp, BatchNormTrainOp,
                BatchNormBackwardOp, LRNBackwardOp, ApplyOptimizerOp>(op))
@@ -164,9 +183,7 @@ LogicalResult RunEmitter::lower(Operation *op) {
     lowered = lowerLoopOp(op);
   if (kernelCount > firstKernel)
     kernelOf[op] = firstKernel;
-  LLVM::CallOp::create(runBuilder, op->getLoc(),
-                       runtimeFunction("fnn_trace_end", voidType, {}),
-                       ValueRange{});
+  traceEnd(op->getLoc());
   return lowered;
 }
 
@@ -314,7 +331,9 @@ struct LowerToRuntimePass
       runBuilder.setInsertionPoint(iterations.getBody()->getTerminator());
       Value iteration = iterations.getInductionVar();
       emitter.storeIteration(steps.getArgument(0), iteration);
-      for (Operation &op : steps.without_terminator())
+      // The yield too: what an op awaits before it runs applies to the
+      // end of the iteration.
+      for (Operation &op : steps)
         if (failed(emitter.lower(&op)))
           return failure();
       emitter.stackIteration(cast<LoopYieldOp>(steps.getTerminator()),

@@ -23,6 +23,21 @@ struct ArenaLayout {
   /// into a matmul.
   llvm::DenseMap<mlir::Operation *, int64_t> postOps;
   llvm::DenseMap<mlir::Operation *, mlir::Value> fusedBias;
+  /// An allreduce's buffer (its bucket): one slice per input, back to back
+  /// at aligned offsets, reduced in place by one collective call.
+  struct Bucket {
+    int64_t offset = 0, bytes = 0;
+    /// Inputs copied into their slice as the collective starts; the other
+    /// inputs' producers wrote there.
+    llvm::SmallVector<unsigned> copiedIn;
+    /// The op before which the collective is awaited: the first that reads
+    /// a result, else the return.
+    mlir::Operation *waitBefore = nullptr;
+  };
+  llvm::DenseMap<mlir::Operation *, Bucket> buckets;
+  /// The collectives each op awaits before it runs.
+  llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Operation *, 1>>
+      awaitedBefore;
   int64_t totalBytes = 0;
 
   mlir::Value root(mlir::Value value) const {
@@ -115,9 +130,16 @@ private:
   mlir::Value view(mlir::Location loc, mlir::Value value,
                    mlir::Type elementType = {});
 
-  /// The span name of `op`, "<op name> <location name>", as a pointer to a
-  /// constant string (one global per distinct name).
-  mlir::Value traceName(mlir::Operation *op);
+  // Collectives (CollectiveCalls.cpp).
+  mlir::LogicalResult lowerAllReduce(mlir::fastnn::AllReduceOp op);
+  void awaitAllReduce(mlir::Operation *op);
+
+  /// The span name of `op`, "<op name> <location name>" (or `what` for the
+  /// op name), as a pointer to a constant string (one global per distinct
+  /// name).
+  mlir::Value traceName(mlir::Operation *op, llvm::StringRef what = "");
+  void traceBegin(mlir::Operation *op, llvm::StringRef what = "");
+  void traceEnd(mlir::Location loc);
 
   mlir::Value pointer(mlir::Location loc, mlir::Value value);
   mlir::Value nullPointer(mlir::Location loc);

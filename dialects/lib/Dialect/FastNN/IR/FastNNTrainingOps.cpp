@@ -186,3 +186,23 @@ LogicalResult UpdateLossScaleOp::verify() {
     return emitOpError("expects a factor above 1");
   return success();
 }
+
+LogicalResult AllReduceOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location>,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  llvm::append_range(inferred, adaptor.getInputs().getTypes());
+  return success();
+}
+
+LogicalResult AllReduceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("expects at least one input");
+  Type element = rankedType(getInputs().front()).getElementType();
+  for (Value input : getInputs())
+    if (rankedType(input).getElementType() != element)
+      return emitOpError("expects inputs of one element type (one buffer), "
+                         "got ")
+             << element << " and " << rankedType(input).getElementType();
+  return success();
+}

@@ -69,6 +69,17 @@ def FastNN_Optimizer : I32EnumAttr<"Optimizer",
 }
 def FastNN_OptimizerAttr : EnumAttr<FastNN_Dialect, FastNN_Optimizer, "optimizer">;
 
+def FastNN_AllReduceKind : I32EnumAttr<"AllReduceKind",
+    "how an allreduce combines the workers' tensors", [
+    I32EnumAttrCase<"Sum", 0, "sum">,
+    I32EnumAttrCase<"Mean", 1, "mean">
+  ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::fastnn";
+}
+def FastNN_AllReduceKindAttr : EnumAttr<FastNN_Dialect, FastNN_AllReduceKind,
+                                        "allreduce_kind">;
+
 def FastNN_PadMode : I32EnumAttr<"PadMode", "how pad fills the border", [
     I32EnumAttrCase<"Constant", 0, "constant">,
     I32EnumAttrCase<"Reflect", 1, "reflect">,

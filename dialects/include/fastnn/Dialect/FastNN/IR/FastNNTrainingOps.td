@@ -252,6 +252,39 @@ def FastNN_ApplyOptimizerOp : FastNN_Op<"apply_optimizer", [
 }
 
 //===----------------------------------------------------------------------===//
+// Data parallelism
+//===----------------------------------------------------------------------===//
+
+def FastNN_AllReduceOp : FastNN_Op<"allreduce", [
+    MemoryEffects<[MemRead, MemWrite]>, InferTypeOpAdaptor]> {
+  let summary = "sums or averages tensors over the workers of a data-parallel job";
+  let description = [{
+    Every worker (process) of the job runs the same step on its own share of
+    the batch. Each result is the elementwise sum (`sum`) or mean (`mean`)
+    over the workers of the corresponding input; with one worker it equals
+    the input.
+
+    All inputs of one op travel in one collective call over one buffer that
+    holds them back to back, in order (a bucket, see
+    fastnn-fuse-allreduce), so they share one element type. Workers must
+    issue their collectives in the same order; they do because they run the
+    same compiled step, and the op's side effects keep passes from
+    removing, merging or reordering it. The lowering starts the collective
+    where the op stands and waits for it right before the first use of a
+    result, so the communication overlaps the work in between.
+
+    ```mlir
+    %gw, %gb = fastnn.allreduce mean %dw, %db : tensor<4x3x3x3xf32>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<FastNN_FloatTensor>:$inputs,
+                       FastNN_AllReduceKindAttr:$kind);
+  let results = (outs Variadic<FastNN_FloatTensor>:$results);
+  let assemblyFormat = "`` $kind $inputs attr-dict `:` type($inputs)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
 // Dynamic loss scaling
 //===----------------------------------------------------------------------===//
 

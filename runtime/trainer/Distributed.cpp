@@ -1,0 +1,92 @@
+//===- Distributed.cpp - train.bin as one worker of a data-parallel job ---===//
+
+#include "Distributed.h"
+
+#include "TrainingRun.h"
+
+#include "fastnn/runtime/abi.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace fastnn::trainer {
+
+void joinJob(int &Argc, char **&Argv) {
+  if (fnn_comm_init(&Argc, &Argv) != 0)
+    fail(std::string("cannot join the job mpirun started: ") +
+         fnn_last_error());
+  // Every way out of main leaves the job; a failing worker ends it instead
+  // (endJob), which does not come back here.
+  std::atexit(fnn_comm_finalize);
+  // One log for the job, the chief's: K copies of every line interleaved
+  // would bury it (Horovod's convention too).
+  if (!isChief() && !std::freopen("/dev/null", "w", stdout))
+    fail("cannot silence the log of worker " + std::to_string(fnn_comm_rank()));
+}
+
+Status applyWorker(Hparams &H) {
+  if (fnn_comm_size() == 1)
+    return Status::success();
+  std::string Rank = std::to_string(fnn_comm_rank());
+  if (!H.getBool("enable_paisoar"))
+    return Status::error(
+        H.origin("enable_paisoar") +
+        ": enable_paisoar=False asks for parameter-server training, which "
+        "train.bin does not do; under mpirun the workers average their "
+        "gradients (enable_paisoar=True)");
+  if (H.isGiven("task_index")) {
+    if (H.text("task_index") == Rank)
+      return Status::success();
+    return Status::error(H.origin("task_index") +
+                         ": task_index=" + H.text("task_index") +
+                         " contradicts this worker's MPI rank " + Rank +
+                         "; under mpirun the rank is the task index: remove "
+                         "task_index");
+  }
+  return H.parseFlags({"--task_index=" + Rank});
+}
+
+bool isChief() { return fnn_comm_rank() == 0; }
+
+InputShard trainingShard() { return {fnn_comm_rank(), fnn_comm_size()}; }
+
+void shareState(const std::vector<runtime::TensorRecord> &State,
+                unsigned char *Arena, int64_t &Step, int64_t &Position) {
+  if (fnn_comm_size() == 1)
+    return;
+  int64_t Counters[2] = {Step, Position};
+  bool Ok = fnn_comm_broadcast(Counters, sizeof(Counters), 0) == 0;
+  for (const runtime::TensorRecord &Record : State)
+    Ok = Ok && fnn_comm_broadcast(Arena + Record.offset,
+                                  static_cast<size_t>(Record.numElements()) *
+                                      runtime::dtypeBytes(Record.dtype),
+                                  0) == 0;
+  if (!Ok)
+    fail(std::string("cannot receive the chief's model state: ") +
+         fnn_last_error());
+  Step = Counters[0];
+  Position = Counters[1];
+}
+
+void endOfInput(int64_t Step) {
+  if (fnn_comm_size() > 1)
+    fail("the input ended before step " + std::to_string(Step) +
+         ", which every worker runs: this worker's files hold fewer samples "
+         "than its share of num_sample_per_epoch; give every worker files "
+         "of similar size, or leave num_sample_per_epoch unset");
+}
+
+std::string workerPrefix() {
+  if (fnn_comm_size() == 1)
+    return "";
+  return "rank " + std::to_string(fnn_comm_rank()) + " of " +
+         std::to_string(fnn_comm_size()) + ": ";
+}
+
+void endJob(int Code) {
+  if (fnn_comm_size() > 1)
+    fnn_comm_abort(Code);
+  std::exit(Code);
+}
+
+} // namespace fastnn::trainer

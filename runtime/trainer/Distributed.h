@@ -1,0 +1,57 @@
+//===- Distributed.h - train.bin as one worker of a data-parallel job -*- C++
+//-*-===//
+//
+// `mpirun -np K ./train.bin --hparams run.txt` starts K workers of one job;
+// the compiled step averages gradients and metrics over them. Here is what
+// the loop around it does differently per worker: the chief (rank 0) alone
+// restores, saves checkpoints, writes TensorBoard events and the log, and
+// evaluates; the worker profile_at_task writes timelines; each worker reads
+// its share of the training files; and the chief's restored state reaches
+// every worker by broadcast, so that workers on other hosts need no access
+// to train_dir. A process started alone is a job of one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_TRAINER_DISTRIBUTED_H
+#define FASTNN_TRAINER_DISTRIBUTED_H
+
+#include "fastnn/runtime/ModelTables.h"
+#include "fastnn/trainer/DataSource.h"
+#include "fastnn/trainer/Hparams.h"
+
+#include <string>
+#include <vector>
+
+namespace fastnn::trainer {
+
+/// Joins the job the launcher started, before anything else, and leaves it
+/// when the process exits; the workers but the chief print nothing on
+/// stdout from then on (errors still go to stderr).
+void joinJob(int &Argc, char **&Argv);
+
+/// This worker's settings: task_index is its rank (a task_index given
+/// otherwise is an error), and a job of several needs enable_paisoar=True.
+Status applyWorker(Hparams &H);
+
+bool isChief();
+/// The share of the training input this worker reads.
+InputShard trainingShard();
+
+/// Gives every worker the chief's model state, step and input position
+/// (what the chief restored, or the initial state).
+void shareState(const std::vector<runtime::TensorRecord> &State,
+                unsigned char *Arena, int64_t &Step, int64_t &Position);
+
+/// A worker's input ended before step Step, which every worker runs: ends
+/// the job (the others would wait for it in the next allreduce).
+void endOfInput(int64_t Step);
+
+/// "rank 1 of 4: " in a job of several, "" alone: the start of a failing
+/// worker's messages.
+std::string workerPrefix();
+/// Ends the job with Code: in a job of several every worker ends.
+[[noreturn]] void endJob(int Code);
+
+} // namespace fastnn::trainer
+
+#endif // FASTNN_TRAINER_DISTRIBUTED_H

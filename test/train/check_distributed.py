@@ -1,0 +1,288 @@
+"""Data-parallel training end to end (ctest train.distributed.*).
+
+`setup` (a ctest fixture) exports a small model without batch norm or
+dropout (convolutions, relu, dense), compiles train.bins of batch B and 2B
+(plain SGD, weight decay; batch B also with 4 KiB allreduce buckets, i.e.
+several, and with 5 steps per compiled loop), and trains the reference: one process of batch 2B on mock data
+(a job of K workers of batch B reads the same samples, worker r the r-th
+slice of each batch). The other commands check one behaviour each:
+
+  equivalence  `mpirun -np 2` of batch B, with the default buckets, 4 KiB
+               ones and a 5-step loop, logs the reference's loss at every
+               step and ends with its weights, to 1e-5 relative; only the
+               chief logs and writes checkpoints and events
+  resume       a 2-worker run stopped at a checkpoint and restarted ends
+               with the final checkpoint of an uninterrupted 2-worker run
+  timeline     profile_at_task=1: worker 1 writes the timelines, with spans
+               of the bucket collectives and their waits
+  kill         a worker killed with SIGKILL mid-run ends the whole job with
+               a non-zero exit within 60 s and a message naming its rank
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+SKIP = 77
+BATCH = 8
+STEPS = 30
+TOLERANCE = 1e-5
+HPARAMS = f"""\
+dataset_name=mock
+num_classes=10
+num_sample_per_epoch=256
+num_epochs=1000
+use_fp16=False
+optimizer=sgd
+learning_rate=0.05
+learning_rate_decay_type=fixed
+weight_decay=0.0001
+stop_at_step={STEPS}
+log_loss_every_n_iters=1
+save_checkpoints_steps=0
+seed=5
+"""
+
+
+def fail(message):
+    sys.exit(f"FAILED: {message}")
+
+
+def run(cmd, check=True, **kwargs):
+    result = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kwargs)
+    if check and result.returncode != 0:
+        fail(f"{' '.join(map(str, cmd))} exited with {result.returncode}:\n"
+             f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")
+    return result
+
+
+def mpirun(args, np_, *cmd):
+    return [args.mpirun, *args.mpirun_flags.split(), "-np", str(np_),
+            "-x", "OMP_NUM_THREADS=1", *cmd]
+
+
+def lines(log):
+    """The log's lines without the progress bar train.bin draws on a
+    terminal (mpirun gives the workers a pseudo-terminal)."""
+    return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", log).replace("\r", "\n").splitlines()
+
+
+def losses(log):
+    return {int(m.group(1)): float(m.group(2))
+            for m in map(re.compile(r"step (\d+): loss=(\S+)").match, lines(log)) if m}
+
+
+def read_checkpoint(path):
+    """fastnn's checkpoint format (runtime/include/fastnn/trainer/
+    Checkpoint.h): {name: float32 array} of every tensor, and the step."""
+    data = Path(path).read_bytes()
+    if data[:8] != b"FNNCKPT\0":
+        fail(f"{path}: not a checkpoint")
+    _, count, step, _, _, _ = struct.unpack_from("<IIqqQQ", data, 8)
+    offset, tensors = 48, {}
+    for _ in range(count):
+        (length,) = struct.unpack_from("<I", data, offset)
+        name = data[offset + 4:offset + 4 + length].decode()
+        offset += 4 + length
+        _, dtype, rank = struct.unpack_from("<iiI", data, offset)
+        offset += 12
+        shape = struct.unpack_from(f"<{rank}q", data, offset)
+        offset += 8 * rank
+        (size,) = struct.unpack_from("<Q", data, offset)
+        offset += 8
+        if dtype == 0:
+            tensors[name] = np.frombuffer(data[offset:offset + size], np.float32).reshape(shape)
+        offset += size
+    return step, tensors
+
+
+def train(args, binary, train_dir, extra=(), workers=1):
+    """A run into train_dir, which a run before it may have left
+    checkpoints in (to resume)."""
+    work = Path(args.work)
+    cmd = [work / binary, "--hparams", work / "hp.txt", f"--train_dir={train_dir}", *extra]
+    if workers > 1:
+        cmd = mpirun(args, workers, *cmd)
+    return run(cmd, env=dict(os.environ, OMP_NUM_THREADS="1"))
+
+
+def fresh(directory):
+    shutil.rmtree(directory, ignore_errors=True)
+    return directory
+
+
+def setup(args):
+    import torch
+    work = Path(args.work)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(16 * 4 * 4, 32), torch.nn.ReLU(),
+        torch.nn.Linear(32, 10))
+    torch.onnx.export(model, torch.zeros(BATCH, 3, 16, 16), str(work / "model.onnx"),
+                      input_names=["images"], output_names=["logits"], opset_version=13,
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.TRAINING)
+    (work / "hp.txt").write_text(HPARAMS)
+    for name, batch, extra in [("train_b", BATCH, []), ("train_2b", 2 * BATCH, []),
+                               ("train_b_4k", BATCH, ["--hparam=allreduce_bucket_bytes=4096"]),
+                               ("train_b_loop", BATCH, ["--hparam=iterations_per_loop=5"])]:
+        run([args.fastnnc, work / "model.onnx", "-o", work / f"{name}.bin", "--hparams",
+             work / "hp.txt", f"--hparam=batch_size={batch}", *extra])
+    ref = train(args, "train_2b.bin", fresh(work / "single"))
+    (work / "single.log").write_text(ref.stdout)
+    if len(losses(ref.stdout)) != STEPS:
+        fail(f"the reference logged {len(losses(ref.stdout))} steps:\n{ref.stdout}")
+    print(f"reference: one process of batch {2 * BATCH}, {STEPS} steps")
+
+
+def compare(work, directory, log, label):
+    ref_losses = losses((work / "single.log").read_text())
+    got = losses(log)
+    if sorted(got) != sorted(ref_losses):
+        fail(f"{label}: logged steps {sorted(got)} instead of {sorted(ref_losses)}:\n{log}")
+    worst_loss = max(abs(got[s] - ref_losses[s]) / abs(ref_losses[s]) for s in ref_losses)
+    ref_step, ref = read_checkpoint(work / "single" / f"model.ckpt-{STEPS}")
+    step, weights = read_checkpoint(Path(directory) / f"model.ckpt-{STEPS}")
+    if step != ref_step or set(weights) != set(ref):
+        fail(f"{label}: checkpoint step {step}, tensors {sorted(weights)}; the reference "
+             f"has step {ref_step}, {sorted(ref)}")
+    worst_weight = max(float(np.max(np.abs(weights[n] - ref[n])) /
+                             max(float(np.max(np.abs(ref[n]))), 1e-12)) for n in ref)
+    print(f"{label}: {len(got)} steps, largest relative loss difference {worst_loss:.2e}, "
+          f"largest relative weight difference {worst_weight:.2e} (allowed {TOLERANCE:g})")
+    if worst_loss > TOLERANCE or worst_weight > TOLERANCE:
+        fail(f"{label}: differs from one process of batch {2 * BATCH}")
+
+
+def equivalence(args):
+    work = Path(args.work)
+    for binary in ("train_b.bin", "train_b_4k.bin", "train_b_loop.bin"):
+        directory = fresh(work / f"dist-{binary[:-4]}")
+        ran = train(args, binary, directory, workers=2)
+        compare(work, directory, ran.stdout, f"2 workers x batch {BATCH} ({binary})")
+        # One log, the chief's; one writer of checkpoints and events.
+        if sum(line.startswith(f"step {STEPS}: loss=") for line in lines(ran.stdout)) != 1:
+            fail(f"expected the chief's log only:\n{ran.stdout}")
+        events = list(directory.glob("events.out.tfevents.*"))
+        if len(events) != 1:
+            fail(f"expected one event file (the chief's), found {events}")
+
+
+def resume(args):
+    work = Path(args.work)
+    whole, parts = fresh(work / "resume-whole"), fresh(work / "resume-parts")
+    train(args, "train_b.bin", whole, workers=2)
+    half = STEPS // 2
+    train(args, "train_b.bin", parts, [f"--stop_at_step={half}"], workers=2)
+    restarted = train(args, "train_b.bin", parts, workers=2)
+    if f"resuming {parts}/model.ckpt-{half} at step {half}" not in restarted.stdout:
+        fail(f"the restart did not resume step {half}:\n{restarted.stdout}")
+    _, a = read_checkpoint(whole / f"model.ckpt-{STEPS}")
+    _, b = read_checkpoint(parts / f"model.ckpt-{STEPS}")
+    differing = [n for n in a if not np.array_equal(a[n], b[n])]
+    if differing:
+        fail(f"after resuming, tensors differ from the uninterrupted run: {differing}")
+    print(f"2 workers stopped at step {half} and restarted: {len(a)} tensors at step "
+          f"{STEPS} bitwise equal to the uninterrupted run's")
+
+
+def timeline(args):
+    work = Path(args.work)
+    directory = fresh(work / "timeline")
+    train(args, "train_b_4k.bin", directory,
+          ["--profile_every_n_iters=10", "--profile_at_task=1"], workers=2)
+    paths = sorted(directory.glob("timeline-step-*.json"))
+    if [p.name for p in paths] != [f"timeline-step-{s}.json" for s in (10, 20, 30)]:
+        fail(f"expected worker 1's timelines of steps 10, 20, 30, found {paths}")
+    spans = [e for e in json.loads(paths[-1].read_text())["traceEvents"] if e["ph"] == "X"]
+    ops = [e["name"].split()[0] for e in spans]
+    starts, waits = ops.count("allreduce"), ops.count("allreduce_wait")
+    if starts < 3 or waits != starts:
+        fail(f"{paths[-1]}: {starts} collectives started and {waits} awaited")
+    print(f"worker 1 wrote {len(paths)} timelines; each holds {starts} collectives "
+          f"(gradient buckets and the metrics), started and awaited")
+
+
+def kill(args):
+    work = Path(args.work)
+    directory = fresh(work / "kill")
+    cmd = mpirun(args, 2, work / "train_b.bin", "--hparams", work / "hp.txt",
+                 f"--train_dir={directory}", "--stop_at_step=100000000",
+                 "--num_epochs=100000000")
+    job = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    output = []
+    for line in job.stdout:
+        output.append(line)
+        if "step 20: loss=" in line:
+            break
+    if job.poll() is not None:
+        fail(f"the job ended before step 20:\n{''.join(output)[-2000:]}")
+    # mpirun's children are the workers; rank 1 is the one whose environment
+    # says so.
+    victim, children = None, []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # pid (comm) state ppid ...: comm may hold spaces, not ')'.
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) != job.pid:
+                continue
+            children.append(stat.parent.name)
+            if b"OMPI_COMM_WORLD_RANK=1" in (stat.parent / "environ").read_bytes().split(b"\0"):
+                victim = int(stat.parent.name)
+        except (OSError, IndexError):
+            continue
+    if victim is None:
+        job.kill()
+        fail(f"no worker of rank 1 among mpirun's children {children}")
+    os.kill(victim, signal.SIGKILL)
+    killed = time.monotonic()
+    try:
+        rest, _ = job.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        job.kill()
+        fail("the job still ran 60 s after worker 1 was killed")
+    elapsed = time.monotonic() - killed
+    output.append(rest)
+    log = "".join(output)
+    if job.returncode == 0:
+        fail(f"the job exited with 0 after a worker was killed:\n{log[-2000:]}")
+    if not re.search(r"rank 1\b", log):
+        fail(f"no message names rank 1:\n{log[-2000:]}")
+    named = [line for line in log.splitlines() if re.search(r"rank 1\b", line)]
+    print(f"worker 1 (pid {victim}) killed: the job exited with {job.returncode} after "
+          f"{elapsed:.1f} s; {named[0].strip()}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["setup", "equivalence", "resume", "timeline", "kill"])
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--fastnnc")
+    parser.add_argument("--mpirun", default="mpirun")
+    parser.add_argument("--mpirun-flags", default="--allow-run-as-root --oversubscribe")
+    args = parser.parse_args()
+    if shutil.which(args.mpirun) is None:
+        print(f"SKIPPED: {args.mpirun} is missing (Debian's openmpi-bin)")
+        sys.exit(SKIP)
+    if args.command != "setup" and not (Path(args.work) / "single.log").exists():
+        print("SKIPPED: no reference run (the setup fixture was skipped or failed)")
+        sys.exit(SKIP)
+    {"setup": setup, "equivalence": equivalence, "resume": resume, "timeline": timeline,
+     "kill": kill}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
