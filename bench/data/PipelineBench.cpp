@@ -315,8 +315,9 @@ int main(int Argc, char **Argv) {
               "bare loop decoding only crop windows drawn the same way "
               "(libjpeg API, no parsing or preprocessing): the ceiling of "
               "the decoding the pipeline does now. Best of %d alternating "
-              "rounds of %.0f s; 1-minute load average %.2f before and %.2f "
-              "after, on 2 cores shared with other engineers' builds.\n\n",
+              "rounds of %.0f s, on 2 cores shared with other engineers' "
+              "builds; 1-minute load average %.2f before the rounds and %.2f "
+              "after them (which counts the benchmark's own threads).\n\n",
               NumImages, Seconds, Rounds, NumImages,
               JpegBytes / 1024.0 / NumImages, NumShards, Base.BatchSize,
               100 * WindowArea / ImageArea, Rounds, Seconds, LoadBefore,
