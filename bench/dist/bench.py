@@ -23,6 +23,8 @@ import sys
 import tempfile
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import cpu_name, log  # noqa: E402
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
 
 from fastnn_zoo.onnx_export import build_model  # noqa: E402
@@ -35,8 +37,6 @@ DEFAULT = 25 * MIB
 WINDOW = 3
 
 
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def run(command, env=None):

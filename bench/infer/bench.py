@@ -18,7 +18,10 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
+
+from benchlib import cpu_name, log  # noqa: E402
 
 import torch  # noqa: E402
 
@@ -30,8 +33,6 @@ CASES = [("lenet", 64, 300), ("resnet_v1_50", 8, 6), ("mobilenet_v2", 8, 20)]
 TARGETS = {"lenet": 2.0, "resnet_v1_50": 1.2}
 
 
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def loaded_blas():
@@ -162,12 +163,6 @@ def main():
     print("\n".join(lines))
 
 
-def cpu_name():
-    with open("/proc/cpuinfo") as info:
-        for line in info:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":

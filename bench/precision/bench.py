@@ -26,11 +26,11 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from benchlib import cpu_name, log  # noqa: E402
 DATASET = "/usr/share/datasets/fashion-mnist"
 
 
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def run(command, env=None):
@@ -137,12 +137,6 @@ def epochs():
     return "?"
 
 
-def cpu_name():
-    with open("/proc/cpuinfo") as info:
-        for line in info:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def main():

@@ -23,7 +23,10 @@ import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
+
+from benchlib import cpu_name, log  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -37,8 +40,6 @@ WARMUP_STEPS = 2
 TARGETS = {"lenet": 1.5, "cifarnet": 1.5, "resnet_v1_50": 1.2}
 
 
-def log(*args):
-    print(*args, file=sys.stderr, flush=True)
 
 
 def run_measured(command, env=None):
@@ -230,12 +231,6 @@ def main():
     print("\n".join(lines))
 
 
-def cpu_name():
-    with open("/proc/cpuinfo") as info:
-        for line in info:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 if __name__ == "__main__":
