@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The README's main job, train.bin against PyTorch over several seeds (see
+# bench.py), then replaces the "## Fashion-MNIST accuracy (README job)"
+# section of bench/RESULTS.md. About 4 minutes per seed on two cores.
+# Usage: bench/accuracy/run.sh [BUILD_DIR] [bench.py options...]
+# (e.g. --seeds 3).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build}
+shift || true
+# One job: a 2-core machine, shared with whatever else is building.
+ninja -C "$build" -j1 fastnnc fastnn-data
+source "$root/bench/common.sh"
+use_openblas
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+/usr/bin/python3 "$root/bench/accuracy/bench.py" --build-dir "$build" "$@" \
+  | tee "$out"
+replace_results_section "$root/bench/RESULTS.md" "$out"
