@@ -80,6 +80,9 @@ FastNNLayoutOptions layoutOptions(const trainer::Hparams &hparams) {
   FastNNLayoutOptions options;
   options.target = "cpu";
   options.precision = hparams.getString("precision");
+  // train.bin's input pipeline writes NCHW batches: the step transposes
+  // them to the kernels' layout (one pass over the batch).
+  options.inputLayout = "reads";
   return options;
 }
 

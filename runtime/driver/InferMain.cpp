@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -152,6 +153,10 @@ int main(int argc, char **argv) {
       fail("unknown argument '" + arg + "' (see --help)");
     }
   }
+  std::error_code created;
+  std::filesystem::create_directories(outputDir, created);
+  if (created)
+    fail("--output-dir " + outputDir + ": " + created.message());
   for (const auto &[name, file] : inputFiles) {
     bool known = false;
     for (const TensorRecord &record : records)

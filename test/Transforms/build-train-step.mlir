@@ -62,3 +62,23 @@ func.func @forward(%x: tensor<2x1x4x4xf32> {fastnn.name = "images"}) -> (tensor<
   %l = fastnn.matmul %d, %fc {transpose_b} : (tensor<2x64xf32>, tensor<10x64xf32>) -> tensor<2x10xf32>
   return %l : tensor<2x10xf32>
 }
+
+// -----
+
+// A filter that reaches its convolution through fastnn-layout's OIHW -> OHWI
+// transpose is still a weight that decays.
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %{{.*}}, %[[NHWC_DW:.*]] = fastnn.conv2d_backward
+// CHECK: %[[NHWC_WD:.*]] = fastnn.constant dense<0.00999999977> : tensor<f32>
+// CHECK: %[[NHWC_DECAY:.*]] = fastnn.mul %{{.*}}, %[[NHWC_WD]]
+// CHECK: fastnn.add %{{.*}}, %[[NHWC_DECAY]]
+// CHECK: fastnn.apply_optimizer momentum
+fastnn.parameter @w trainable = dense<0.1> : tensor<4x1x3x3xf32>
+func.func @forward(%x: tensor<2x4x4x1xf32> {fastnn.name = "images"}) -> (tensor<2x64xf32> {fastnn.name = "logits"}) {
+  %w = fastnn.param @w : tensor<4x1x3x3xf32>
+  %t = fastnn.transpose %w {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x1x3x3xf32> -> tensor<4x3x3x1xf32>
+  %c = fastnn.conv2d %x, %t {pads = array<i64: 1, 1, 1, 1>, layout = #fastnn.layout<nhwc>} : (tensor<2x4x4x1xf32>, tensor<4x3x3x1xf32>) -> tensor<2x4x4x4xf32>
+  %f = fastnn.reshape %c : tensor<2x4x4x4xf32> -> tensor<2x64xf32>
+  return %f : tensor<2x64xf32>
+}

@@ -97,6 +97,12 @@ cl::opt<int64_t>
                        "dimension of every input; 0 keeps the model's)"),
               cl::init(0), cl::cat(fastnncCategory));
 
+cl::opt<std::string> layoutFlag(
+    "layout",
+    cl::desc("Layout of convolutions, pooling and batch norm: auto (the "
+             "target's choice), nchw or nhwc"),
+    cl::init("auto"), cl::cat(fastnncCategory));
+
 /// libLLVM registers hundreds of backend options; --help lists only fastnnc's
 /// own and MLIR's (--mlir-print-ir-after-all and its family).
 void hideUnrelatedOptions() {
@@ -261,14 +267,15 @@ int main(int argc, char **argv) {
         pm.addPass(mlir::createCSEPass());
         // The kernels' layouts, before the steps are built from the graph
         // (their gradient ops inherit them); --mode=import shows the model
-        // as imported. infer.bin's inputs keep the model's layout (the
-        // user's .npy files); train.bin's loader writes the CPU's NCHW.
+        // as imported. Inputs keep the model's layout: infer.bin's are the
+        // user's .npy files, train.bin's loader writes NCHW.
         if (compileMode != Mode::Import) {
           fastnn::FastNNLayoutOptions layout;
           if (trainingModel)
             layout = fastnn::layoutOptions(hparams);
           else
-            layout.moveInputTransposes = false;
+            layout.inputLayout = "model";
+          layout.layout = layoutFlag;
           pm.addPass(fastnn::createFastNNLayout(layout));
           pm.addPass(mlir::createCanonicalizerPass());
         }

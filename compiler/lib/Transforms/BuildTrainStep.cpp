@@ -116,12 +116,23 @@ struct BuildTrainStepPass
       if (read && symbols.lookup<ParameterOp>(read.getName()).isTrainable())
         trainable.insert(read.getResult());
     }
+    // A filter may reach its convolution through a layout change
+    // (fastnn-layout's OIHW -> OHWI transpose) or a reshape; it is still
+    // the parameter that decays.
+    auto storedAs = [](Value v) {
+      while (Operation *producer = v.getDefiningOp()) {
+        if (!isa<TransposeOp, ReshapeOp>(producer))
+          break;
+        v = producer->getOperand(0);
+      }
+      return v;
+    };
     for (Operation &op : body) {
       if (auto conv = dyn_cast<Conv2DOp>(op))
-        weights.insert(conv.getFilter());
+        weights.insert(storedAs(conv.getFilter()));
       else if (auto matmul = dyn_cast<MatMulOp>(op)) {
-        weights.insert(matmul.getA());
-        weights.insert(matmul.getB());
+        weights.insert(storedAs(matmul.getA()));
+        weights.insert(storedAs(matmul.getB()));
       }
     }
     // Loss scaling: the backward pass starts from the scale, and every

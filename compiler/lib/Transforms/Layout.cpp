@@ -4,10 +4,11 @@
 // the layout the target's kernels want, wrapping each op that changes in
 // transposes to and from its old layout. Propagation then moves transposes
 // towards each other through the ops that do not care about the layout
-// (elementwise ops, reductions whose kept dimensions stay in order), so that
-// pairs meet and cancel (TransposeOp's folder composes them), and moves a
-// transpose that reads a function input into the input itself: whoever
-// fills the input (the data loader) writes that layout instead.
+// (elementwise ops, concatenations, padding, reductions whose kept
+// dimensions stay in order), so that pairs meet and cancel (TransposeOp's
+// folder composes them), and moves a transpose that reads a function input
+// into the input itself: whoever fills the input (the data loader) writes
+// that layout instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -128,6 +129,72 @@ struct SinkThroughElementwise : RewritePattern {
   }
 };
 
+/// A concatenation of tensors all transposed the same way concatenates the
+/// originals along the matching axis (inception's branches, concatenated
+/// over channels, stay NHWC).
+struct ConcatThroughTranspose : OpRewritePattern<ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> permutation;
+    SmallVector<Value> inputs;
+    for (Value operand : op.getInputs()) {
+      auto producer = operand.getDefiningOp<TransposeOp>();
+      if (!producer ||
+          (!permutation.empty() && producer.getPermutation() != permutation))
+        return failure();
+      permutation = producer.getPermutation();
+      inputs.push_back(producer.getInput());
+    }
+    if (permutation.empty())
+      return failure();
+    RankedTensorType type = op.getType();
+    SmallVector<int64_t> shape;
+    for (int64_t p : inverse(permutation))
+      shape.push_back(type.getDimSize(p));
+    auto concat =
+        ConcatOp::create(rewriter, op.getLoc(), type.clone(shape), inputs,
+                         rewriter.getI64IntegerAttr(permutation[op.getAxis()]));
+    rewriter.replaceOp(
+        op, transpose(rewriter, op.getLoc(), concat.getResult(), permutation));
+    return success();
+  }
+};
+
+/// Padding a transposed tensor pads the original's matching dimensions
+/// (every mode pads each dimension on its own), then transposes: the pads
+/// before inception's average pools stay in the pools' layout.
+struct PadThroughTranspose : OpRewritePattern<PadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PadOp op,
+                                PatternRewriter &rewriter) const override {
+    auto producer = op.getInput().getDefiningOp<TransposeOp>();
+    if (!producer)
+      return failure();
+    ArrayRef<int64_t> permutation = producer.getPermutation();
+    ArrayRef<int64_t> pads = op.getPads();
+    int64_t rank = static_cast<int64_t>(permutation.size());
+    SmallVector<int64_t> original(pads.size());
+    for (int64_t i = 0; i < rank; ++i) {
+      original[permutation[i]] = pads[i];
+      original[permutation[i] + rank] = pads[i + rank];
+    }
+    RankedTensorType type = op.getType();
+    SmallVector<int64_t> shape;
+    for (int64_t p : inverse(permutation))
+      shape.push_back(type.getDimSize(p));
+    auto padded = PadOp::create(rewriter, op.getLoc(), type.clone(shape),
+                                producer.getInput(),
+                                rewriter.getDenseI64ArrayAttr(original),
+                                op.getModeAttr(), op.getValueAttr());
+    rewriter.replaceOp(
+        op, transpose(rewriter, op.getLoc(), padded.getResult(), permutation));
+    return success();
+  }
+};
+
 /// A reduction of a transposed tensor whose kept dimensions stay in order
 /// reduces the original's matching axes; keepdims results differ only in
 /// where the size-1 dimensions sit, which a reshape fixes for free.
@@ -186,16 +253,32 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
           << precision << "' (fp32, fp16 or bf16)";
       return signalPassFailure();
     }
-    // cuDNN's tensor-core kernels want NHWC; its fp32 ones and oneDNN's
-    // plain-layout interface NCHW (the CPU kernels pick their blocked
-    // formats once, when they are created).
+    if (layout != "auto" && layout != "nchw" && layout != "nhwc") {
+      module.emitError("unknown layout '")
+          << layout << "' (auto, nchw or nhwc)";
+      return signalPassFailure();
+    }
+    if (inputLayout != "kernels" && inputLayout != "model" &&
+        inputLayout != "reads") {
+      module.emitError("unknown input-layout '")
+          << inputLayout << "' (kernels, model or reads)";
+      return signalPassFailure();
+    }
+    if (inputLayout == "reads")
+      for (auto function : module.getOps<func::FuncOp>())
+        moveIntoInput(function);
+    // oneDNN's brgconv convolutions read and write NHWC as it is, where NCHW
+    // costs a reorder to and from a blocked layout around every call;
+    // cuDNN's tensor-core kernels want NHWC too, its fp32 ones NCHW.
     Layout wanted =
-        target == "cuda" && precision != "fp32" ? Layout::NHWC : Layout::NCHW;
+        target == "cuda" && precision == "fp32" ? Layout::NCHW : Layout::NHWC;
+    if (layout != "auto")
+      wanted = layout == "nhwc" ? Layout::NHWC : Layout::NCHW;
     SmallVector<Operation *> changing;
     module.walk([&](Operation *op) {
-      auto layout = op->getAttrOfType<LayoutAttr>("layout");
-      if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp>(op) && layout &&
-          layout.getValue() != wanted &&
+      auto current = op->getAttrOfType<LayoutAttr>("layout");
+      if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp>(op) && current &&
+          current.getValue() != wanted &&
           typeOf(op->getOperand(0)).getRank() == 4)
         changing.push_back(op);
     });
@@ -203,20 +286,23 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
       assign(op, wanted);
 
     RewritePatternSet patterns(&getContext());
-    patterns.add<SinkThroughElementwise, ReduceThroughTranspose<ReduceSumOp>,
+    patterns.add<SinkThroughElementwise, ConcatThroughTranspose,
+                 PadThroughTranspose, ReduceThroughTranspose<ReduceSumOp>,
                  ReduceThroughTranspose<ReduceMeanOp>,
                  ReduceThroughTranspose<ReduceMaxOp>,
                  ReduceThroughTranspose<ReduceMinOp>>(&getContext());
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
 
-    if (moveInputTransposes)
+    if (inputLayout == "kernels")
       for (auto function : module.getOps<func::FuncOp>())
         moveIntoInput(function);
   }
 
   /// An input read only through one transpose becomes the transposed
   /// tensor: the caller (the data loader) fills that layout directly.
+  /// Before assignment the transposes are the model's own (tf2onnx's NHWC
+  /// input read as NCHW); after propagation, the kernels'.
   void moveIntoInput(func::FuncOp function) {
     if (function.isExternal())
       return;
