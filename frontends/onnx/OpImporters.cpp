@@ -133,10 +133,7 @@ LogicalResult importMaxPool(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  if (n.intAttr("storage_order", 0) != 0)
-    return n.error("storage_order=1 (column-major indices) is not supported");
-  if (failed(n.requireUnusedOutput(1, "argmax indices")))
-    return failure();
+  int64_t storageOrder = n.intAttr("storage_order", 0);
   FailureOr<Window> window = readWindow(n, *type, std::nullopt, true);
   if (failed(window))
     return failure();
@@ -147,6 +144,16 @@ LogicalResult importMaxPool(NodeImporter &n) {
       namedAttr(n, "dilations", i64Array(n, window->dilations))};
   if (n.intAttr("ceil_mode", 0))
     attrs.push_back(namedAttr(n, "ceil_mode", n.builder().getUnitAttr()));
+  if (n.node().output_size() > 1 && n.isUsed(1)) {
+    SmallVector<NamedAttribute> indexAttrs(attrs);
+    indexAttrs.push_back(namedAttr(
+        n, "storage_order", n.builder().getI64IntegerAttr(storageOrder)));
+    FailureOr<Value> indices =
+        n.create<MaxPool2DIndicesOp>(*n.input(0), indexAttrs);
+    if (failed(indices))
+      return failure();
+    n.setOutput(1, *indices);
+  }
   return defineResult(n, n.create<MaxPool2DOp>(*n.input(0), attrs));
 }
 
@@ -193,24 +200,59 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
       return failure();
     operands.push_back(*v);
   }
-  // Running-statistic outputs (training exports leave them dangling) are
-  // the trainer's business, never the model's.
+  if (n.intAttr("spatial", 1) != 1)
+    return n.error("spatial=0 (per-activation statistics) is not supported");
+  (void)n.intAttr("is_test", 0);
+  double momentum = n.floatAttr("momentum", 0.9);
+  bool trainingMode = n.intAttr("training_mode", 0) != 0;
+  auto used = [&](size_t i) {
+    return n.node().output_size() > static_cast<int>(i) && n.isUsed(i);
+  };
+  // A training-mode node whose updated running statistics the graph reads
+  // computes them itself: normalise with the batch's statistics and blend
+  // them in (ONNX's running = input * momentum + batch * (1 - momentum),
+  // with the biased batch variance). With the statistics left dangling, as
+  // training exports do, updating them is the trainer's business and the
+  // node is an ordinary batch norm (batch statistics in train.bin, running
+  // ones in infer.bin).
+  if (trainingMode && (used(1) || used(2))) {
+    for (size_t i = 3; i < 5; ++i)
+      if (failed(n.requireUnusedOutput(i, "saved batch statistics")))
+        return failure();
+    Type statisticsType = operands[3].getType();
+    auto train = BatchNormTrainOp::create(
+        n.builder(), n.getLoc(), operands[0].getType(), statisticsType,
+        statisticsType, operands[0], operands[1], operands[2],
+        n.builder().getF64FloatAttr(n.floatAttr("epsilon", 1e-5)),
+        LayoutAttr::get(n.builder().getContext(), Layout::NCHW));
+    Type elementType = cast<RankedTensorType>(statisticsType).getElementType();
+    auto blend = [&](Value running, Value batch) -> FailureOr<Value> {
+      FailureOr<Value> kept = n.create<MulOp>(
+          ValueRange{running, n.scalarConstant(elementType, momentum)});
+      FailureOr<Value> fresh = n.create<MulOp>(
+          ValueRange{batch, n.scalarConstant(elementType, 1 - momentum)});
+      if (failed(kept) || failed(fresh))
+        return failure();
+      return n.create<AddOp>(ValueRange{*kept, *fresh});
+    };
+    FailureOr<Value> runningMean = blend(operands[3], train.getMean());
+    FailureOr<Value> runningVariance = blend(operands[4], train.getVariance());
+    if (failed(runningMean) || failed(runningVariance))
+      return failure();
+    n.setOutput(1, *runningMean);
+    n.setOutput(2, *runningVariance);
+    return defineResult(n, train.getResult());
+  }
   for (size_t i = 1; i < 5; ++i)
     if (failed(n.requireUnusedOutput(i, "batch statistics")))
       return failure();
-  if (n.intAttr("spatial", 1) != 1)
-    return n.error("spatial=0 (per-activation statistics) is not supported");
-  (void)n.intAttr("training_mode", 0);
-  (void)n.intAttr("is_test", 0);
   return defineResult(
       n,
       n.create<BatchNormOp>(
           operands,
           {namedAttr(n, "epsilon",
                      n.builder().getF64FloatAttr(n.floatAttr("epsilon", 1e-5))),
-           namedAttr(
-               n, "momentum",
-               n.builder().getF64FloatAttr(n.floatAttr("momentum", 0.9)))}));
+           namedAttr(n, "momentum", n.builder().getF64FloatAttr(momentum))}));
 }
 
 LogicalResult importLRN(NodeImporter &n) {

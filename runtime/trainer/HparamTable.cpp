@@ -5,8 +5,9 @@
 // and schedules enforce or need to be meaningful. Compile-time keys are the
 // ones that change the compiled step: its shapes (batch_size, num_classes),
 // its arithmetic (optimizer and every optimizer setting, weight_decay,
-// max_gradient_norm, use_fp16, loss_scale), its loop (iterations_per_loop)
-// and its collectives (allreduce_bucket_bytes).
+// max_gradient_norm, use_fp16, precision, loss_scale, dynamic_loss_scale),
+// its loop (iterations_per_loop) and its collectives
+// (allreduce_bucket_bytes).
 //
 //===----------------------------------------------------------------------===//
 

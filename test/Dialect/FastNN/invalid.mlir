@@ -286,6 +286,24 @@ func.func @max_pool2d_3d_input(%x: tensor<3x8x8xf32>) -> tensor<3x4x4xf32> {
 
 // -----
 
+func.func @max_pool2d_indices_storage_order(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x4x4xi64> {
+  // expected-error @below {{failed to infer returned types}}
+  // expected-error @+1 {{'fastnn.max_pool2d_indices' op expects storage_order 0 (row-major) or 1 (column-major), got 2}}
+  %0 = fastnn.max_pool2d_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, storage_order = 2 : i64} : tensor<1x3x8x8xf32> -> tensor<1x3x4x4xi64>
+  return %0 : tensor<1x3x4x4xi64>
+}
+
+// -----
+
+func.func @max_pool2d_indices_nhwc(%x: tensor<1x8x8x3xf32>) -> tensor<1x4x4x3xi64> {
+  // expected-error @below {{failed to infer returned types}}
+  // expected-error @+1 {{'fastnn.max_pool2d_indices' op expects the NCHW layout}}
+  %0 = fastnn.max_pool2d_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, layout = #fastnn.layout<nhwc>} : tensor<1x8x8x3xf32> -> tensor<1x4x4x3xi64>
+  return %0 : tensor<1x4x4x3xi64>
+}
+
+// -----
+
 func.func @max_pool2d_missing_kernel(%x: tensor<1x3x8x8xf32>) -> tensor<1x3x8x8xf32> {
   // expected-error @+1 {{requires attribute 'kernel_shape'}}
   %0 = fastnn.max_pool2d %x : tensor<1x3x8x8xf32> -> tensor<1x3x8x8xf32>

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::fastnn;
 
@@ -612,6 +614,87 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
               nb, l, args[0], floatConstant(nb, l, t, 1.0 / (1.0 - ratio)));
           return arith::SelectOp::create(nb, l, keep, scaled,
                                          floatConstant(nb, l, t, 0.0));
+        });
+      })
+      .Case([&](MaxPool2DIndicesOp pool) {
+        // Each output element walks its window, unrolled (kernels are
+        // small), keeping the first strictly larger value's flat index.
+        auto inputType = cast<RankedTensorType>(pool.getInput().getType());
+        Type inputElement = inputType.getElementType();
+        bool bf16 = inputElement.isBF16();
+        Value input = view(loc, pool.getInput(),
+                           bf16 ? Type(b.getI16Type()) : inputElement);
+        int64_t channels = inputType.getDimSize(1);
+        int64_t height = inputType.getDimSize(2);
+        int64_t width = inputType.getDimSize(3);
+        ArrayRef<int64_t> kernel = pool.getKernelShape();
+        ArrayRef<int64_t> strides = pool.getStrides();
+        ArrayRef<int64_t> pads = pool.getPads();
+        ArrayRef<int64_t> dilations = pool.getDilations();
+        bool columnMajor = pool.getStorageOrder() == 1;
+        return gatherLoop([&](OpBuilder &nb, Location l,
+                              ArrayRef<Value> indices) -> Value {
+          auto constant = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(nb, l, v).getResult();
+          };
+          auto mul = [&](Value x, int64_t v) {
+            return arith::MulIOp::create(nb, l, x, constant(v)).getResult();
+          };
+          auto add = [&](Value x, Value y) {
+            return arith::AddIOp::create(nb, l, x, y).getResult();
+          };
+          auto compare = [&](arith::CmpIPredicate predicate, Value x,
+                             int64_t v) {
+            return arith::CmpIOp::create(nb, l, predicate, x, constant(v))
+                .getResult();
+          };
+          Type valueType = bf16 ? Type(nb.getF32Type()) : inputElement;
+          Value plane =
+              mul(add(mul(indices[0], channels), indices[1]), height * width);
+          Value top = arith::SubIOp::create(nb, l, mul(indices[2], strides[0]),
+                                            constant(pads[0]));
+          Value left = arith::SubIOp::create(nb, l, mul(indices[3], strides[1]),
+                                             constant(pads[1]));
+          Value bestValue = floatConstant(
+              nb, l, valueType, -std::numeric_limits<double>::infinity());
+          Value bestIndex =
+              arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(-1));
+          for (int64_t kh = 0; kh < kernel[0]; ++kh) {
+            for (int64_t kw = 0; kw < kernel[1]; ++kw) {
+              Value h = add(top, constant(kh * dilations[0]));
+              Value w = add(left, constant(kw * dilations[1]));
+              Value inside = arith::AndIOp::create(
+                  nb, l,
+                  arith::AndIOp::create(
+                      nb, l, compare(arith::CmpIPredicate::sge, h, 0),
+                      compare(arith::CmpIPredicate::slt, h, height)),
+                  arith::AndIOp::create(
+                      nb, l, compare(arith::CmpIPredicate::sge, w, 0),
+                      compare(arith::CmpIPredicate::slt, w, width)));
+              // Outside the input, read (0, 0) and never take it.
+              Value hc = arith::SelectOp::create(nb, l, inside, h, constant(0));
+              Value wc = arith::SelectOp::create(nb, l, inside, w, constant(0));
+              Value value = memref::LoadOp::create(
+                  nb, l, input, ValueRange{indices[0], indices[1], hc, wc});
+              if (bf16)
+                value = bf16BitsToF32(nb, l, value);
+              Value offset = columnMajor ? add(mul(wc, height), hc)
+                                         : add(mul(hc, width), wc);
+              Value flat = arith::IndexCastOp::create(nb, l, nb.getI64Type(),
+                                                      add(plane, offset));
+              Value first = arith::CmpIOp::create(
+                  nb, l, arith::CmpIPredicate::slt, bestIndex,
+                  arith::ConstantOp::create(nb, l, nb.getI64IntegerAttr(0)));
+              Value larger = arith::CmpFOp::create(
+                  nb, l, arith::CmpFPredicate::OGT, value, bestValue);
+              Value take = arith::AndIOp::create(
+                  nb, l, inside, arith::OrIOp::create(nb, l, first, larger));
+              bestValue =
+                  arith::SelectOp::create(nb, l, take, value, bestValue);
+              bestIndex = arith::SelectOp::create(nb, l, take, flat, bestIndex);
+            }
+          }
+          return bestIndex;
         });
       })
       .Case([&](OneHotOp oneHot) {

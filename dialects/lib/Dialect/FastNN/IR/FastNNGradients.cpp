@@ -152,6 +152,14 @@ MaxPool2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return poolGradients(*this, b, resultGrads, operandGrads);
 }
 
+/// Integer positions: nothing flows back to the input.
+LogicalResult
+MaxPool2DIndicesOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                   SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  return success();
+}
+
 LogicalResult
 AvgPool2DOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                             SmallVectorImpl<Value> &operandGrads) {

@@ -233,6 +233,23 @@ MaxPool2DOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
                                     inferredReturnTypes);
 }
 
+LogicalResult MaxPool2DIndicesOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  if (adaptor.getLayout() != Layout::NCHW)
+    return inferFailure<MaxPool2DIndicesOp>(loc, "expects the NCHW layout");
+  if (adaptor.getStorageOrder() != 0 && adaptor.getStorageOrder() != 1)
+    return inferFailure<MaxPool2DIndicesOp>(
+        loc, "expects storage_order 0 (row-major) or 1 (column-major), got ",
+        adaptor.getStorageOrder());
+  if (failed(inferPoolType<MaxPool2DIndicesOp>(
+          loc, adaptor, adaptor.getDilations(), inferredReturnTypes)))
+    return failure();
+  auto pooled = cast<RankedTensorType>(inferredReturnTypes.back());
+  inferredReturnTypes.back() = pooled.clone(IntegerType::get(context, 64));
+  return success();
+}
+
 LogicalResult
 AvgPool2DOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
                               Adaptor adaptor,

@@ -131,6 +131,34 @@ def FastNN_MaxPool2DOp : FastNN_Pool2DOp<"max_pool2d"> {
       DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
 }
 
+def FastNN_MaxPool2DIndicesOp : FastNN_ComputeOp<"max_pool2d_indices"> {
+  let summary = "where each 2-D max pooling window takes its maximum";
+  let description = [{
+    The Indices output of ONNX MaxPool (PyTorch's max_pool2d with
+    return_indices): for each window of the `max_pool2d` with the same
+    attributes, the flat index into the NCHW input of its maximum, as int64.
+    `storage_order` 0 counts row-major, n*C*H*W + c*H*W + h*W + w; 1
+    column-major within each image plane, n*C*H*W + c*H*W + w*H + h. Ties
+    go to the first position in window order (row by row); padding never
+    wins. NCHW only; the result has no gradient.
+
+    ```mlir
+    %i = fastnn.max_pool2d_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}
+        : tensor<1x3x4x4xf32> -> tensor<1x3x2x2xi64>
+    ```
+  }];
+  let arguments = (ins FastNN_FloatTensor:$input,
+      FastNN_Pair:$kernel_shape,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$strides,
+      DefaultValuedAttr<FastNN_Quad, "{0, 0, 0, 0}">:$pads,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$dilations,
+      UnitAttr:$ceil_mode,
+      DefaultValuedAttr<I64Attr, "0">:$storage_order,
+      DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
+  let results = (outs StaticShapeTensorOf<[I64]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+}
+
 def FastNN_AvgPool2DOp : FastNN_Pool2DOp<"avg_pool2d"> {
   let summary = "2-D average pooling";
   let description = [{
