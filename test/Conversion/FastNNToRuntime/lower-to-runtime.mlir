@@ -115,3 +115,26 @@ func.func @forward(%x: tensor<600000000xf32>) -> tensor<600000000xf32> {
   %y = fastnn.add %s, %x : (tensor<600000000xf32>, tensor<600000000xf32>) -> tensor<600000000xf32>
   return %y : tensor<600000000xf32>
 }
+
+// -----
+
+// max_pool2d_indices: one loop over the output; each element walks its
+// window (unrolled), reads in-bounds positions only and keeps the first
+// strictly larger value's flat index (column-major here: w * H + h).
+
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : memref<1x2x2x2xi64>)
+// CHECK: %[[N:[0-9]+]] = linalg.index 0 : index
+// CHECK: %[[C:[0-9]+]] = linalg.index 1 : index
+// CHECK: %[[H:[0-9]+]] = arith.select %[[INSIDE:[0-9]+]], %{{[0-9]+}}, %{{[a-z0-9_]+}} : index
+// CHECK: %[[W:[0-9]+]] = arith.select %[[INSIDE]], %{{[0-9]+}}, %{{[a-z0-9_]+}} : index
+// CHECK: %[[X:[0-9]+]] = memref.load %{{.*}}[%[[N]], %[[C]], %[[H]], %[[W]]] : memref<1x2x4x4xf32>
+// CHECK: %[[COLUMN:[0-9]+]] = arith.muli %[[W]], %{{[a-z0-9_]+}} : index
+// CHECK: arith.addi %[[COLUMN]], %[[H]] : index
+// CHECK: arith.cmpf ogt, %[[X]], %{{.*}} : f32
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : i64
+// CHECK-COUNT-3: memref.load
+// CHECK: linalg.yield %{{.*}} : i64
+func.func @forward(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xi64> {
+  %i = fastnn.max_pool2d_indices %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, storage_order = 1 : i64} : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xi64>
+  return %i : tensor<1x2x2x2xi64>
+}
