@@ -21,6 +21,13 @@ using namespace fastnn::cpu;
 using dnnl::memory;
 
 namespace {
+/// How many of the kernel's steps compute the weight and bias gradients;
+/// the input gradient's steps follow them.
+struct WeightSteps : fastnn::cpu::KernelState {
+  explicit WeightSteps(size_t Count) : Count(Count) {}
+  size_t Count;
+};
+
 /// Operand slots, in the order build() adds them.
 enum Slot {
   SrcSlot,
@@ -171,27 +178,15 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
     K.addOperand(Spares[J]);
     K.bind(SpareDiffSrcSlot + J, Buffer.get_data_handle());
   }
-  memory DiffDst = K.inputIn(DiffDstSlot, P->Data.diff_dst_desc());
-  memory Weights = K.inputIn(WeightsSlot, P->Data.weights_desc());
-  memory DiffSrc = K.outputIn(DiffSrcSlot, P->Data.diff_src_desc());
-  K.addStep(dnnl::convolution_backward_data(P->Data),
-            {{DNNL_ARG_DIFF_DST, DiffDst},
-             {DNNL_ARG_WEIGHTS, Weights},
-             {DNNL_ARG_DIFF_SRC, DiffSrc}},
-            P->Data.scratchpad_desc());
-  K.finishOutput(DiffSrcSlot, DiffSrc);
-
+  // The weight gradients first: a caller that passes no grad_input (the
+  // first convolution, whose input is the images) runs only these steps.
   memory Src = K.inputIn(SrcSlot, P->Weights.src_desc());
-  // Both primitives usually want the same grad_output layout: one reorder.
-  memory WeightsDiffDst =
-      P->Weights.diff_dst_desc() == DiffDst.get_desc()
-          ? DiffDst
-          : K.inputIn(DiffDstSlot, P->Weights.diff_dst_desc());
+  memory DiffDst = K.inputIn(DiffDstSlot, P->Weights.diff_dst_desc());
   memory DiffWeights =
       K.outputIn(DiffWeightsSlot, P->Weights.diff_weights_desc());
   std::vector<std::pair<int, memory>> Args = {
       {DNNL_ARG_SRC, Src},
-      {DNNL_ARG_DIFF_DST, WeightsDiffDst},
+      {DNNL_ARG_DIFF_DST, DiffDst},
       {DNNL_ARG_DIFF_WEIGHTS, DiffWeights}};
   memory DiffBias;
   if (D.has_bias) {
@@ -203,6 +198,20 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
   K.finishOutput(DiffWeightsSlot, DiffWeights);
   if (D.has_bias)
     K.finishOutput(DiffBiasSlot, DiffBias);
+  K.setState(std::make_unique<WeightSteps>(K.stepCount()));
+
+  // Both primitives usually want the same grad_output layout: one reorder.
+  memory DataDiffDst = P->Data.diff_dst_desc() == DiffDst.get_desc()
+                           ? DiffDst
+                           : K.inputIn(DiffDstSlot, P->Data.diff_dst_desc());
+  memory Weights = K.inputIn(WeightsSlot, P->Data.weights_desc());
+  memory DiffSrc = K.outputIn(DiffSrcSlot, P->Data.diff_src_desc());
+  K.addStep(dnnl::convolution_backward_data(P->Data),
+            {{DNNL_ARG_DIFF_DST, DataDiffDst},
+             {DNNL_ARG_WEIGHTS, Weights},
+             {DNNL_ARG_DIFF_SRC, DiffSrc}},
+            P->Data.scratchpad_desc());
+  K.finishOutput(DiffSrcSlot, DiffSrc);
 }
 
 /// The caller's pointer, or the kernel's spare buffer when it passed NULL.
@@ -232,5 +241,8 @@ extern "C" void fnn_conv2d_backward(fnn_kernel *Kernel, const void *Input,
   Kernel->bind(DiffWeightsSlot,
                orSpare(Kernel, GradFilter, SpareDiffWeightsSlot));
   Kernel->bind(DiffBiasSlot, orSpare(Kernel, GradBias, SpareDiffBiasSlot));
-  Kernel->run();
+  if (GradInput)
+    Kernel->run();
+  else
+    Kernel->run(Kernel->state<WeightSteps>().Count);
 }

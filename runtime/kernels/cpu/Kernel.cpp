@@ -342,8 +342,9 @@ void fnn_kernel::bind(int Slot, const void *Data) {
     setLastError("fnn kernel: could not bind operand " + std::to_string(Slot));
 }
 
-void fnn_kernel::run() {
-  for (const Step &S : Steps) {
+void fnn_kernel::run(size_t Count) {
+  for (size_t I = 0; I < Steps.size() && I < Count; ++I) {
+    const Step &S = Steps[I];
     if (!S.Primitive) {
       void *From = nullptr, *To = nullptr;
       dnnl_memory_get_data_handle(S.Memories[0].get(), &From);

@@ -17,6 +17,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
@@ -140,7 +141,9 @@ struct fnn_kernel {
   /// throws or allocates in our code; a oneDNN failure is recorded for
   /// fnn_last_error.
   void bind(int Slot, const void *Data);
-  void run();
+  /// Runs the first \p Count steps (all by default).
+  void run(size_t Count = SIZE_MAX);
+  size_t stepCount() const { return Steps.size(); }
 
   void setState(std::unique_ptr<fastnn::cpu::KernelState> S) {
     State = std::move(S);
