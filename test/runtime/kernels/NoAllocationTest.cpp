@@ -270,3 +270,32 @@ TEST_F(KernelTest, LrnTrainingDoesNotAllocate) {
             }),
             BookkeepingBytes);
 }
+
+TEST_F(KernelTest, HandWrittenLrnDoesNotAllocate) {
+  // Size 9 has no oneDNN jit kernel: the hand-written loops run, forward
+  // and backward, on NCHW (cifarnet's LRN) and NHWC.
+  for (int64_t Layout : {int64_t(FNN_NCHW), int64_t(FNN_NHWC)}) {
+    fnn_lrn_desc D{};
+    D.input = Layout == FNN_NCHW ? shape({2, 20, 9, 9}) : shape({2, 9, 9, 20});
+    D.dtype = FNN_F32;
+    D.layout = Layout;
+    D.size = 9;
+    D.alpha = 1e-3 / 9;
+    D.beta = 0.75;
+    D.bias = 1;
+    KernelPtr Inference(fnn_lrn_create(Device, &D));
+    ASSERT_NE(Inference, nullptr) << fnn_last_error();
+    KernelPtr Fw(fnn_lrn_train_create(Device, &D));
+    ASSERT_NE(Fw, nullptr) << fnn_last_error();
+    KernelPtr Bw(fnn_lrn_backward_create(Device, &D, Fw.get()));
+    ASSERT_NE(Bw, nullptr) << fnn_last_error();
+    std::vector<float> X = randomData(numElements(D.input), 2), Y(X.size()),
+                       Dx(X.size());
+    EXPECT_LE(largestAllocationDuring([&] {
+                fnn_lrn_forward(Inference.get(), X.data(), Y.data());
+                fnn_lrn_forward(Fw.get(), X.data(), Y.data());
+                fnn_lrn_backward(Bw.get(), X.data(), Y.data(), Dx.data());
+              }),
+              BookkeepingBytes);
+  }
+}
