@@ -18,34 +18,14 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import cpu_name, log  # noqa: E402
-
-DATASET = "/usr/share/datasets/fashion-mnist"
-CONFIG = os.path.join(ROOT, "configs", "fashion_mnist_lenet.txt")
-
-
-def run(command, env=None):
-    result = subprocess.run(command, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
-    if result.returncode != 0:
-        raise RuntimeError("%s failed (%d):\n%s" % (
-            " ".join(command), result.returncode, result.stdout))
-    return result.stdout
-
-
-def config_value(key):
-    with open(CONFIG) as f:
-        for line in f:
-            if line.startswith(key + "="):
-                return line.split("=", 1)[1].strip()
-    raise RuntimeError("%s has no %s" % (CONFIG, key))
+from benchlib import (FASHION_MNIST, MAIN_JOB_CONFIG, cpu_name, log,  # noqa: E402
+                      main_job_value, run)
 
 
 def fastnn_run(args, tmp, data, seed):
@@ -53,8 +33,8 @@ def fastnn_run(args, tmp, data, seed):
     run([sys.executable, os.path.join(ROOT, "tools", "zoo", "export.py"),
          "--model", "lenet", "--seed", str(seed), "-o", onnx_file])
     binary = os.path.join(tmp, "train_seed%d.bin" % seed)
-    run([args.fastnnc, onnx_file, "-o", binary, "--hparams", CONFIG])
-    flags = ["--hparams", CONFIG, "--dataset_dir=" + data,
+    run([args.fastnnc, onnx_file, "-o", binary, "--hparams", MAIN_JOB_CONFIG])
+    flags = ["--hparams", MAIN_JOB_CONFIG, "--dataset_dir=" + data,
              "--train_dir=" + os.path.join(tmp, "run_seed%d" % seed),
              "--seed=%d" % seed]
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
@@ -73,10 +53,10 @@ def fastnn_run(args, tmp, data, seed):
 def pytorch_run(args, seed):
     out = run([sys.executable,
                os.path.join(ROOT, "bench", "train", "fashion_mnist_pytorch.py"),
-               "--data", DATASET, "--epochs", config_value("num_epochs"),
-               "--batch-size", config_value("batch_size"),
-               "--learning-rate", config_value("learning_rate"),
-               "--momentum", config_value("momentum"),
+               "--data", FASHION_MNIST, "--epochs", main_job_value("num_epochs"),
+               "--batch-size", main_job_value("batch_size"),
+               "--learning-rate", main_job_value("learning_rate"),
+               "--momentum", main_job_value("momentum"),
                "--threads", str(args.threads), "--seed", str(seed)])
     losses = [float(v) for v in re.findall(r"mean loss ([0-9.]+)", out)]
     result = re.search(r"train_seconds=([0-9.]+) .* test_top1=([0-9.]+)", out)
@@ -106,7 +86,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="fastnn-accuracy-") as tmp:
         data = os.path.join(tmp, "fashion-mnist")
         log("== Fashion-MNIST: convert")
-        run([fastnn_data, "convert", "--format=idx", "--input=" + DATASET,
+        run([fastnn_data, "convert", "--format=idx", "--input=" + FASHION_MNIST,
              "--output=" + data, "--name=fashion-mnist", "--shards=4"])
         for seed in range(args.seeds):
             log("== seed %d: train.bin" % seed)
@@ -125,8 +105,8 @@ def main():
         "and by bench/train/fashion_mnist_pytorch.py (the same zoo module), "
         "seeds 0-%d, each seed's initial weights the same on both sides; "
         "top-1 on the 10000 test images; %d thread(s)." % (
-            config_value("num_epochs"), config_value("learning_rate"),
-            config_value("momentum"), config_value("batch_size"),
+            main_job_value("num_epochs"), main_job_value("learning_rate"),
+            main_job_value("momentum"), main_job_value("batch_size"),
             args.seeds - 1, args.threads),
         "",
         "- Machine: %s, %d cores (`%s`); %s. Load average (1 min) %.2f "

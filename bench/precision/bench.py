@@ -20,26 +20,14 @@ import datetime
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
 import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
-from benchlib import cpu_name, log  # noqa: E402
-DATASET = "/usr/share/datasets/fashion-mnist"
-
-
-
-
-def run(command, env=None):
-    result = subprocess.run(command, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env)
-    if result.returncode != 0:
-        raise RuntimeError("%s failed (%d):\n%s" % (
-            " ".join(command), result.returncode, result.stdout))
-    return result.stdout
+from benchlib import (FASHION_MNIST, MAIN_JOB_CONFIG, cpu_name, log,  # noqa: E402
+                      main_job_value, run)
 
 
 def compile_model(fastnnc, onnx_file, binary, hparams):
@@ -90,12 +78,12 @@ def speed(args, tmp, fastnnc):
 def accuracy(args, tmp, fastnnc, fastnn_data):
     data = os.path.join(tmp, "fashion-mnist")
     log("== Fashion-MNIST: convert")
-    run([fastnn_data, "convert", "--format=idx", "--input=" + DATASET,
+    run([fastnn_data, "convert", "--format=idx", "--input=" + FASHION_MNIST,
          "--output=" + data, "--name=fashion-mnist", "--shards=4"])
     onnx_file = os.path.join(tmp, "lenet.onnx")
     run([sys.executable, os.path.join(ROOT, "tools", "zoo", "export.py"),
          "--model", "lenet", "-o", onnx_file])
-    config = os.path.join(ROOT, "configs", "fashion_mnist_lenet.txt")
+    config = MAIN_JOB_CONFIG
     results = {}
     for precision in ("fp32", "bf16", "fp16"):
         binary = os.path.join(tmp, "lenet_%s.bin" % precision)
@@ -126,17 +114,6 @@ def accuracy(args, tmp, fastnnc, fastnn_data):
         log("  top1 %.4f, mean training loss %s, %.0f s" % (
             results[precision][0], loss[-1], seconds))
     return results
-
-
-def epochs():
-    """num_epochs of the main job's configuration."""
-    with open(os.path.join(ROOT, "configs", "fashion_mnist_lenet.txt")) as f:
-        for line in f:
-            if line.startswith("num_epochs="):
-                return line.split("=", 1)[1].strip()
-    return "?"
-
-
 
 
 def main():
@@ -191,7 +168,7 @@ def main():
             "Accuracy, LeNet on Fashion-MNIST (configs/fashion_mnist_lenet.txt, "
             "the README's main job: %s epochs of momentum SGD, batch 64, seed "
             "0), top-1 on the 10000 test images (`train.bin --eval`):"
-            % epochs(),
+            % main_job_value("num_epochs"),
             "",
             "| precision | top-1 | points from fp32 | mean training loss | "
             "skipped updates | training time (s) |",
