@@ -26,7 +26,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
 
-from benchlib import cpu_name, log  # noqa: E402
+from benchlib import cpu_name, log, run_measured  # noqa: E402
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -38,21 +38,6 @@ CASES = [("lenet", 64, 60), ("cifarnet", 64, 40), ("resnet_v1_50", 8, 6)]
 WARMUP_STEPS = 2
 # The issue's targets for train.bin / PyTorch images per second.
 TARGETS = {"lenet": 1.5, "cifarnet": 1.5, "resnet_v1_50": 1.2}
-
-
-
-
-def run_measured(command, env=None):
-    """Runs a command; returns its stdout and peak RSS in MiB."""
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, env=env,
-                               text=True)
-    out = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError("%s failed (%d): %s" % (command[0],
-                                                   process.returncode, out))
-    return out, usage.ru_maxrss / 1024.0
 
 
 def time_fastnn(binary, steps, threads):

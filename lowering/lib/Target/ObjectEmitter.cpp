@@ -1,6 +1,7 @@
 //===- ObjectEmitter.cpp - LLVM-dialect module to LLVM IR / object --------===//
 
 #include "fastnn/Target/ObjectEmitter.h"
+#include "fastnn/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -25,7 +26,8 @@
 using namespace mlir;
 
 void fastnn::buildLowerToLLVMDialectPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(fastnn::createFastNNOutlineLoopNests());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -36,6 +38,7 @@ void fastnn::buildLowerToLLVMDialectPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(fastnn::createFastNNDispatchLoopBodies());
   pm.addPass(createCanonicalizerPass());
 }
 

@@ -1,27 +1,13 @@
 //===- Normalization.cpp - fnn_batch_norm and fnn_lrn ---------------------===//
 
 #include "Kernel.h"
+#include "Parallel.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
 #include <type_traits>
-
-// libgomp, the OpenMP runtime oneDNN runs on, so that the hand-written LRN
-// below shares oneDNN's thread pool. Called directly rather than through
-// `#pragma omp`: clang's OpenMP code calls LLVM's libomp (a second pool of
-// spinning threads next to oneDNN's), and fastnnc links compiled models
-// with a fixed library list that has no OpenMP flag. The comment pragma
-// makes lld add libgomp wherever this object is linked.
-#pragma comment(lib, "gomp")
-extern "C" {
-void GOMP_parallel(void (*Fn)(void *), void *Data, unsigned NumThreads,
-                   unsigned Flags);
-int omp_get_thread_num(void);
-int omp_get_num_threads(void);
-int omp_get_max_threads(void);
-}
 
 using namespace fastnn::cpu;
 using dnnl::memory;
@@ -128,32 +114,6 @@ LrnNative makeLrnNative(const fnn_lrn_desc &D) {
   L.Block = std::min<int64_t>(
       L.Pixels, std::max<int64_t>(Lanes, 16384 / L.Channels / Lanes * Lanes));
   return L;
-}
-
-/// Runs Body(Begin, End, Thread) over a static split of [0, Items) on at
-/// most MaxThreads OpenMP threads (Thread < MaxThreads).
-template <typename BodyT>
-void parallelFor(int64_t Items, int MaxThreads, const BodyT &Body) {
-  int64_t Threads =
-      std::min<int64_t>({omp_get_max_threads(), MaxThreads, Items});
-  if (Threads <= 1) {
-    Body(int64_t(0), Items, 0);
-    return;
-  }
-  struct Context {
-    const BodyT *Body;
-    int64_t Items;
-  } Ctx{&Body, Items};
-  GOMP_parallel(
-      [](void *Data) {
-        const Context &C = *static_cast<const Context *>(Data);
-        int64_t Thread = omp_get_thread_num(), Team = omp_get_num_threads();
-        int64_t Begin = C.Items * Thread / Team,
-                End = C.Items * (Thread + 1) / Team;
-        if (Begin < End)
-          (*C.Body)(Begin, End, static_cast<int>(Thread));
-      },
-      &Ctx, static_cast<unsigned>(Threads), 0);
 }
 
 /// Calls Run(NegPow) with NegPow(s) = s^-beta, special-cased for the common

@@ -104,4 +104,111 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
   ];
 }
 
+def FastNNOutlineLoopNests : Pass<"fastnn-outline-loop-nests",
+                                  "mlir::ModuleOp"> {
+  let summary = "Outline every outermost scf.parallel loop nest into a "
+                "function over a range of its outer iterations";
+  let description = [{
+    Runs after `convert-linalg-to-parallel-loops` on what
+    `fastnn-lower-to-runtime` produced. Each outermost `scf.parallel` with
+    constant bounds and no reductions becomes a private function
+    `<caller>_loop<N>(%begin: index, %end: index, <captures>)` that runs
+    iterations [begin, end) of the nest's outer space: all its dimensions
+    but the innermost, linearised (the innermost stays a loop of its own, so
+    that LLVM vectorises it). The nest is replaced by a call over the whole
+    space, [0, count).
+
+    Values the nest reads from above are recomputed in the function when
+    they come from side-effect-free ops (constants, the arena's memref and
+    `memref.view`s of it), so that the function sees static offsets of one
+    base pointer; only the others (e.g. a sunk loop's iteration index, the
+    arena pointer itself) become arguments. The function carries
+    `fastnn.loop_count` (the outer space's size) and `fastnn.loop_work` (the
+    number of operations the nest executes, from its static trip counts),
+    which `fastnn-dispatch-loop-bodies` turns into a call of
+    `fnn_parallel_for` once the module is in the LLVM dialect.
+
+    Outlining also keeps the run function small: a model of thousands of
+    loop nests otherwise gives LLVM's loop passes one huge function.
+
+    Before:
+    ```mlir
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      %m = memref.view %a[%c64][] : memref<256xi8> to memref<4x8xf32>
+      scf.parallel (%i, %j) = (%c0, %c0) to (%c4, %c8) step (%c1, %c1) {
+        %x = memref.load %m[%i, %j] : memref<4x8xf32>
+        ...
+      }
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      call @fnn_model_run_loop0(%c0, %c4, %arena) : (index, index, !llvm.ptr) -> ()
+      return
+    }
+    func.func private @fnn_model_run_loop0(%begin: index, %end: index,
+        %arena: !llvm.ptr) attributes {fastnn.loop_count = 4 : i64,
+                                       fastnn.loop_work = 96 : i64} {
+      %m = memref.view ... : memref<256xi8> to memref<4x8xf32>
+      scf.for %o = %begin to %end step %c1 {
+        scf.for %j = %c0 to %c8 step %c1 {
+          %x = memref.load %m[%o, %j] : memref<4x8xf32>
+          ...
+        }
+      }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect", "mlir::func::FuncDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def FastNNDispatchLoopBodies : Pass<"fastnn-dispatch-loop-bodies",
+                                    "mlir::ModuleOp"> {
+  let summary = "Run outlined loop nests through fnn_parallel_for";
+  let description = [{
+    Runs on the LLVM dialect, after the standard conversions. Every call of
+    a function that `fastnn-outline-loop-nests` made (an `llvm.func` with
+    `fastnn.loop_count` and `fastnn.loop_work`) becomes a call of the
+    runtime's `fnn_parallel_for(task, context, count, work)` (abi.h): the
+    call's arguments after the range are stored into a stack struct (one
+    `llvm.alloca` in the caller's entry block) and a new function
+    `<body>_task(context, begin, end)` loads them and calls the body. The
+    runtime splits [0, count) among the OpenMP threads oneDNN runs on, or
+    runs it on the calling thread when `work` is too small to pay for
+    waking them. The bodies get internal linkage, so LLVM inlines each into
+    its task.
+
+    Before:
+    ```mlir
+    llvm.func @fnn_model_run(%arena: !llvm.ptr) {
+      llvm.call @fnn_model_run_loop0(%c0, %c4, %arena) : (i64, i64, !llvm.ptr) -> ()
+      llvm.return
+    }
+    llvm.func @fnn_model_run_loop0(%begin: i64, %end: i64, %arena: !llvm.ptr)
+        attributes {fastnn.loop_count = 4 : i64, fastnn.loop_work = 96 : i64}
+    ```
+    After:
+    ```mlir
+    llvm.func @fnn_model_run(%arena: !llvm.ptr) {
+      %ctx = llvm.alloca %c1 x !llvm.struct<(ptr)> : (i64) -> !llvm.ptr
+      llvm.store %arena, %ctx : !llvm.ptr, !llvm.ptr
+      %task = llvm.mlir.addressof @fnn_model_run_loop0_task : !llvm.ptr
+      llvm.call @fnn_parallel_for(%task, %ctx, %c4, %c96) : ...
+      llvm.return
+    }
+    llvm.func internal @fnn_model_run_loop0_task(%ctx: !llvm.ptr,
+                                                 %begin: i64, %end: i64) {
+      %arena = llvm.load %ctx : !llvm.ptr -> !llvm.ptr
+      llvm.call @fnn_model_run_loop0(%begin, %end, %arena) : ...
+      llvm.return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
 #endif // FASTNN_CONVERSION_PASSES_TD

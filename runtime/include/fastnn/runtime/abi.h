@@ -126,6 +126,21 @@ int64_t fnn_trace_now_ns(void);
 int64_t fnn_trace_collect(fnn_trace_span *spans, int64_t capacity);
 
 /*===----------------------------------------------------------------------===*
+ * Generated loop nests on the host's threads
+ *===----------------------------------------------------------------------===*/
+
+/* Runs iterations [begin, end) of one generated loop nest; context holds
+ * the values the nest reads (fastnn-dispatch-loop-bodies packs them). */
+typedef void (*fnn_loop_body)(void *context, int64_t begin, int64_t end);
+/* Runs body over [0, count), split among the threads the kernels use (on
+ * CPU, oneDNN's OpenMP team), or on the calling thread alone when work (the
+ * nest's operation count) is too small to pay for waking them. Iterations
+ * are independent; every split gives the same results. Host code only: a
+ * CUDA backend generates device kernels for these nests instead. */
+void fnn_parallel_for(fnn_loop_body body, void *context, int64_t count,
+                      int64_t work);
+
+/*===----------------------------------------------------------------------===*
  * Input: batches for a step that runs several iterations per call
  *
  * A training step compiled with iterations_per_loop N > 1 (fastnn-sink-loop)

@@ -1,0 +1,317 @@
+//===- ParallelLoops.cpp - generated loop nests on the runtime's threads --===//
+//
+// Generated loop nests run on the OpenMP threads oneDNN already uses: each
+// outermost nest is outlined into a function over a range of its outer
+// iterations, and the runtime's fnn_parallel_for splits the range. Going
+// through the runtime rather than the OpenMP dialect keeps one thread pool
+// (MLIR's OpenMP lowering calls LLVM's libomp, oneDNN runs on libgomp) and
+// lets the runtime run small nests inline.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/Conversion/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+namespace fastnn {
+#define GEN_PASS_DEF_FASTNNOUTLINELOOPNESTS
+#define GEN_PASS_DEF_FASTNNDISPATCHLOOPBODIES
+#include "fastnn/Conversion/Passes.h.inc"
+} // namespace fastnn
+
+using namespace mlir;
+
+namespace {
+
+constexpr llvm::StringLiteral kLoopCount = "fastnn.loop_count";
+constexpr llvm::StringLiteral kLoopWork = "fastnn.loop_work";
+
+/// The number of operations `block` executes, loops counted with their
+/// static trip counts (a loop with a dynamic one counts once).
+int64_t estimateWork(Block &block) {
+  int64_t work = 0;
+  for (Operation &op : block) {
+    int64_t inner = 0;
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        inner += estimateWork(nested);
+    int64_t trips = 1;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (std::optional<APInt> count = loop.getStaticTripCount())
+        trips = count->getSExtValue();
+    work += 1 + trips * inner;
+  }
+  return work;
+}
+
+struct Dimension {
+  int64_t lower, step, trips;
+};
+
+/// The constant bounds of `loop`'s dimensions, or nothing when one is not.
+std::optional<SmallVector<Dimension>> constantDimensions(scf::ParallelOp loop) {
+  SmallVector<Dimension> dims;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb),
+                           u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return std::nullopt;
+    dims.push_back({*l, *s, std::max<int64_t>(0, (*u - *l + *s - 1) / *s)});
+  }
+  return dims;
+}
+
+/// Builds the function that runs one range of an outermost loop nest.
+class NestOutliner {
+public:
+  NestOutliner(scf::ParallelOp loop, ArrayRef<Dimension> dims)
+      : loop(loop), dims(dims) {}
+
+  /// Creates the function `name` in `module` and replaces the nest with a
+  /// call of it over the whole outer space.
+  void outline(ModuleOp module, StringRef name);
+
+private:
+  /// `value` inside the function: recomputed when its producer is free of
+  /// side effects (recursively), else a new argument.
+  Value materialize(Value value);
+  /// The loops over [begin, end) of the outer space and the innermost
+  /// dimension, with the nest's body cloned inside.
+  void emitLoops(OpBuilder &b, Value begin, Value end);
+
+  scf::ParallelOp loop;
+  ArrayRef<Dimension> dims;
+  Block *entry = nullptr;
+  OpBuilder prologue{loop.getContext()};
+  IRMapping mapping;
+  SmallVector<Value> captured;
+};
+
+Value NestOutliner::materialize(Value value) {
+  if (Value mapped = mapping.lookupOrNull(value))
+    return mapped;
+  Operation *producer = value.getDefiningOp();
+  if (producer && producer->getNumRegions() == 0 && isPure(producer)) {
+    for (Value operand : producer->getOperands())
+      materialize(operand);
+    prologue.clone(*producer, mapping);
+    return mapping.lookup(value);
+  }
+  captured.push_back(value);
+  BlockArgument argument = entry->addArgument(value.getType(), value.getLoc());
+  mapping.map(value, argument);
+  return argument;
+}
+
+void NestOutliner::emitLoops(OpBuilder &b, Value begin, Value end) {
+  Location loc = loop.getLoc();
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  size_t outerDims = dims.size() == 1 ? 1 : dims.size() - 1;
+  auto outer = scf::ForOp::create(b, loc, begin, end, index(1));
+  b.setInsertionPointToStart(outer.getBody());
+  // Delinearise the outer index, innermost outer dimension fastest.
+  Value linear = outer.getInductionVar();
+  SmallVector<Value> ivs(dims.size());
+  for (size_t d = outerDims; d-- > 0;) {
+    Value position = linear;
+    if (d > 0) {
+      Value trips = index(dims[d].trips);
+      position = arith::RemUIOp::create(b, loc, linear, trips);
+      linear = arith::DivUIOp::create(b, loc, linear, trips);
+    }
+    ivs[d] = arith::AddIOp::create(
+        b, loc, index(dims[d].lower),
+        arith::MulIOp::create(b, loc, position, index(dims[d].step)));
+  }
+  if (dims.size() > 1) {
+    const Dimension &last = dims.back();
+    auto inner = scf::ForOp::create(b, loc, index(last.lower),
+                                    index(last.lower + last.trips * last.step),
+                                    index(last.step));
+    b.setInsertionPointToStart(inner.getBody());
+    ivs.back() = inner.getInductionVar();
+  }
+  for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
+    mapping.map(iv, value);
+  for (Operation &op : loop.getBody()->without_terminator())
+    b.clone(op, mapping);
+}
+
+void NestOutliner::outline(ModuleOp module, StringRef name) {
+  MLIRContext *context = loop.getContext();
+  Location loc = loop.getLoc();
+  OpBuilder b(context);
+  b.setInsertionPointToEnd(module.getBody());
+  auto indexType = b.getIndexType();
+  auto function = func::FuncOp::create(
+      b, loc, name, b.getFunctionType({indexType, indexType}, {}));
+  function.setPrivate();
+  entry = function.addEntryBlock();
+  Value begin = entry->getArgument(0), end = entry->getArgument(1);
+
+  // Values from above first (the prologue), then the loops after them.
+  prologue.setInsertionPointToStart(entry);
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(loop.getRegion(), loop.getRegion(), above);
+  for (Value value : above)
+    materialize(value);
+  OpBuilder body = OpBuilder::atBlockEnd(entry);
+  emitLoops(body, begin, end);
+  OpBuilder tail = OpBuilder::atBlockEnd(entry);
+  func::ReturnOp::create(tail, loc);
+  function.setFunctionType(
+      b.getFunctionType(entry->getArgumentTypes(), TypeRange{}));
+
+  int64_t count = 1;
+  for (size_t d = 0; d < std::max<size_t>(1, dims.size() - 1); ++d)
+    count *= dims[d].trips;
+  int64_t work = estimateWork(*loop.getBody());
+  for (const Dimension &d : dims)
+    work *= std::max<int64_t>(1, d.trips);
+  function->setAttr(kLoopCount, b.getI64IntegerAttr(count));
+  function->setAttr(kLoopWork, b.getI64IntegerAttr(work));
+
+  OpBuilder site(loop);
+  SmallVector<Value> operands{arith::ConstantIndexOp::create(site, loc, 0),
+                              arith::ConstantIndexOp::create(site, loc, count)};
+  llvm::append_range(operands, captured);
+  func::CallOp::create(site, loc, function, operands);
+  loop.erase();
+}
+
+struct OutlineLoopNests
+    : fastnn::impl::FastNNOutlineLoopNestsBase<OutlineLoopNests> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
+      SmallVector<scf::ParallelOp> nests;
+      function.walk([&](scf::ParallelOp loop) {
+        if (!loop->getParentOfType<scf::ParallelOp>())
+          nests.push_back(loop);
+      });
+      unsigned counter = 0;
+      for (scf::ParallelOp loop : nests) {
+        std::optional<SmallVector<Dimension>> dims = constantDimensions(loop);
+        if (!dims || !loop.getInitVals().empty())
+          continue;
+        std::string name;
+        do
+          name = (function.getSymName() + "_loop" + Twine(counter++)).str();
+        while (symbols.lookup(name));
+        NestOutliner(loop, *dims).outline(module, name);
+        symbols.insert(module.lookupSymbol(name));
+      }
+    }
+  }
+};
+
+struct DispatchLoopBodies
+    : fastnn::impl::FastNNDispatchLoopBodiesBase<DispatchLoopBodies> {
+  void runOnOperation() override;
+};
+
+void DispatchLoopBodies::runOnOperation() {
+  ModuleOp module = getOperation();
+  MLIRContext *context = module.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  auto i64 = IntegerType::get(context, 64);
+  OpBuilder b(context);
+
+  SmallVector<LLVM::LLVMFuncOp> bodies;
+  for (auto function : module.getOps<LLVM::LLVMFuncOp>())
+    if (function->hasAttr(kLoopCount) && function->hasAttr(kLoopWork))
+      bodies.push_back(function);
+  if (bodies.empty())
+    return;
+
+  auto parallelFor = module.lookupSymbol<LLVM::LLVMFuncOp>("fnn_parallel_for");
+  if (!parallelFor) {
+    b.setInsertionPointToEnd(module.getBody());
+    parallelFor = LLVM::LLVMFuncOp::create(
+        b, module.getLoc(), "fnn_parallel_for",
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                    {ptr, ptr, i64, i64}));
+  }
+
+  DenseMap<StringAttr, SmallVector<LLVM::CallOp>> calls;
+  module.walk([&](LLVM::CallOp call) {
+    if (auto callee = call.getCalleeAttr())
+      calls[callee.getAttr()].push_back(call);
+  });
+
+  for (LLVM::LLVMFuncOp function : bodies) {
+    Location loc = function.getLoc();
+    int64_t count = cast<IntegerAttr>(function->getAttr(kLoopCount)).getInt();
+    int64_t work = cast<IntegerAttr>(function->getAttr(kLoopWork)).getInt();
+    function->removeAttr(kLoopCount);
+    function->removeAttr(kLoopWork);
+    function.setLinkage(LLVM::Linkage::Internal);
+    ArrayRef<Type> captured =
+        function.getFunctionType().getParams().drop_front(2);
+    auto contextType = LLVM::LLVMStructType::getLiteral(context, captured);
+
+    // <body>_task(context, begin, end): unpack and call the body.
+    b.setInsertionPointAfter(function);
+    auto task = LLVM::LLVMFuncOp::create(
+        b, loc, (function.getSymName() + "_task").str(),
+        LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
+                                    {ptr, i64, i64}),
+        LLVM::Linkage::Internal);
+    Block *entry = task.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    SmallVector<Value> arguments{entry->getArgument(1), entry->getArgument(2)};
+    for (auto [i, type] : llvm::enumerate(captured)) {
+      Value field = LLVM::GEPOp::create(
+          b, loc, ptr, contextType, entry->getArgument(0),
+          ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+      arguments.push_back(LLVM::LoadOp::create(b, loc, type, field));
+    }
+    LLVM::CallOp::create(b, loc, function, arguments);
+    LLVM::ReturnOp::create(b, loc, ValueRange{});
+
+    for (LLVM::CallOp call : calls.lookup(function.getSymNameAttr())) {
+      Location callLoc = call.getLoc();
+      Value contextPointer;
+      if (captured.empty()) {
+        b.setInsertionPoint(call);
+        contextPointer = LLVM::ZeroOp::create(b, callLoc, ptr);
+      } else {
+        auto caller = call->getParentOfType<LLVM::LLVMFuncOp>();
+        b.setInsertionPointToStart(&caller.getBody().front());
+        Value one = LLVM::ConstantOp::create(b, callLoc, i64, 1);
+        contextPointer =
+            LLVM::AllocaOp::create(b, callLoc, ptr, contextType, one);
+        b.setInsertionPoint(call);
+        for (auto [i, value] :
+             llvm::enumerate(call.getArgOperands().drop_front(2))) {
+          Value field = LLVM::GEPOp::create(
+              b, callLoc, ptr, contextType, contextPointer,
+              ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});
+          LLVM::StoreOp::create(b, callLoc, value, field);
+        }
+      }
+      Value taskAddress = LLVM::AddressOfOp::create(b, callLoc, task);
+      LLVM::CallOp::create(
+          b, callLoc, parallelFor,
+          ValueRange{taskAddress, contextPointer,
+                     LLVM::ConstantOp::create(b, callLoc, i64, count),
+                     LLVM::ConstantOp::create(b, callLoc, i64, work)});
+      call.erase();
+    }
+  }
+}
+
+} // namespace

@@ -1,0 +1,116 @@
+// RUN: fastnnc-opt %s -fastnn-outline-loop-nests -split-input-file | FileCheck %s
+
+// A 3-D nest: the outer two dimensions are linearised into the range the
+// function runs (count 2 x 3), the innermost stays a loop. The arena's
+// memref and its view are recomputed inside, so only the arena pointer is
+// passed. Work counts the body's three ops and the terminator per
+// iteration: 4 x 48.
+
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK-SAME: %[[ARENA:.*]]: !llvm.ptr)
+// CHECK-NOT: scf.parallel
+// CHECK: memref.view
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : index
+// CHECK-NEXT: %[[COUNT:.*]] = arith.constant 6 : index
+// CHECK-NEXT: call @fnn_model_run_loop0(%[[ZERO]], %[[COUNT]], %[[ARENA]]) : (index, index, !llvm.ptr) -> ()
+// CHECK-NEXT: return
+// CHECK: func.func private @fnn_model_run_loop0(%[[BEGIN:.*]]: index, %[[END:.*]]: index, %[[PTR:.*]]: !llvm.ptr)
+// CHECK-SAME: attributes {fastnn.loop_count = 6 : i64, fastnn.loop_work = 192 : i64}
+// CHECK: %[[MEM:.*]] = builtin.unrealized_conversion_cast %[[PTR]] : !llvm.ptr to memref<256xi8>
+// CHECK: %[[VIEW:.*]] = memref.view %[[MEM]]
+// CHECK: scf.for %[[I:.*]] = %[[BEGIN]] to %[[END]]
+// CHECK-DAG: %[[J:.*]] = arith.remui %[[I]], %{{.*}} : index
+// CHECK-DAG: arith.divui %[[I]], %{{.*}} : index
+// CHECK: scf.for %[[K:.*]] = %{{.*}} to %{{.*}}
+// CHECK: memref.load %[[VIEW]][%{{.*}}, %{{.*}}, %[[K]]]
+// CHECK: math.exp
+// CHECK: memref.store
+func.func @fnn_model_run(%arena: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %a = builtin.unrealized_conversion_cast %arena : !llvm.ptr to memref<256xi8>
+  %m = memref.view %a[%c64][] : memref<256xi8> to memref<2x3x8xf32>
+  scf.parallel (%i, %j, %k) = (%c0, %c0, %c0) to (%c2, %c3, %c8) step (%c1, %c1, %c1) {
+    %x = memref.load %m[%i, %j, %k] : memref<2x3x8xf32>
+    %y = math.exp %x : f32
+    memref.store %y, %m[%i, %j, %k] : memref<2x3x8xf32>
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// A 1-D nest with a non-zero lower bound and step 2 runs its iterations
+// numbered from 0 (iv = 4 + 2 * i); a value from a side-effecting op (the
+// load of a sunk loop's index) is passed as an argument: work 2 x 6. The
+// inner loop of a 2-D nest multiplies its work: (1 + 3 x 4 + 1) x 4.
+
+// CHECK-LABEL: func.func @sunk(
+// CHECK: %[[N:.*]] = memref.load
+// CHECK: call @sunk_loop0(%{{.*}}, %{{.*}}, %[[N]], %{{.*}}) : (index, index, f32, memref<16xf32>) -> ()
+// CHECK: call @sunk_loop1(
+// CHECK: func.func private @sunk_loop0(%[[B:.*]]: index, %[[E:.*]]: index, %[[S:.*]]: f32, %[[M:.*]]: memref<16xf32>)
+// CHECK-SAME: fastnn.loop_count = 6 : i64, fastnn.loop_work = 12 : i64
+// CHECK: scf.for %[[I:.*]] = %[[B]] to %[[E]]
+// CHECK: %[[SCALED:.*]] = arith.muli %[[I]], %[[C2:.*]] : index
+// CHECK: %[[IV:.*]] = arith.addi %{{.*}}, %[[SCALED]] : index
+// CHECK: memref.store %[[S]], %[[M]][%[[IV]]]
+// CHECK-NOT: scf.for
+// CHECK: return
+// CHECK: func.func private @sunk_loop1(
+// CHECK-SAME: fastnn.loop_count = 4 : i64, fastnn.loop_work = 56 : i64
+func.func @sunk(%m: memref<16xf32>, %n: memref<4x3xf32>, %s: memref<f32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %v = memref.load %s[] : memref<f32>
+  scf.parallel (%i) = (%c4) to (%c16) step (%c2) {
+    memref.store %v, %m[%i] : memref<16xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c4) step (%c1) {
+    scf.for %j = %c0 to %c3 step %c1 {
+      %x = memref.load %n[%i, %j] : memref<4x3xf32>
+      %y = arith.addf %x, %v : f32
+      memref.store %y, %n[%i, %j] : memref<4x3xf32>
+    }
+    scf.reduce
+  }
+  return
+}
+
+// -----
+
+// Nests with dynamic bounds or reductions stay where they are.
+
+// CHECK-LABEL: func.func @kept(
+// CHECK: scf.parallel
+// CHECK: scf.parallel
+// CHECK-NOT: func.func private
+func.func @kept(%m: memref<?xf32>, %n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %m[%i] : memref<?xf32>
+    scf.reduce
+  }
+  %sum = scf.parallel (%i) = (%c0) to (%c8) step (%c1) init (%zero) -> f32 {
+    %x = memref.load %m[%i] : memref<?xf32>
+    scf.reduce(%x : f32) {
+    ^bb0(%a: f32, %b: f32):
+      %r = arith.addf %a, %b : f32
+      scf.reduce.return %r : f32
+    }
+  }
+  return %sum : f32
+}
