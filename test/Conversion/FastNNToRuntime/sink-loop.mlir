@@ -23,12 +23,12 @@
 // CHECK: return
 // The loss output is the stacked [3] values.
 // CHECK: llvm.mlir.global external constant @fnn_model_io_names("imageslabelslearning_ratesteploss")
-func.func @train_step(%x: tensor<2x4xf32> {fastnn.name = "images"}, %y: tensor<2xi64> {fastnn.name = "labels"}, %lr: tensor<3xf32> {fastnn.name = "learning_rate"}, %step: tensor<i64> {fastnn.name = "step"}) -> (tensor<3xf32> {fastnn.name = "loss"}) {
+func.func @train_step(%x: tensor<2x4096xf32> {fastnn.name = "images"}, %y: tensor<2xi64> {fastnn.name = "labels"}, %lr: tensor<3xf32> {fastnn.name = "learning_rate"}, %step: tensor<i64> {fastnn.name = "step"}) -> (tensor<3xf32> {fastnn.name = "loss"}) {
   %c = fastnn.constant dense<2.0> : tensor<f32>
   %r = fastnn.loop 3 iterations {
   ^bb0(%i: tensor<i64>):
-    %nx, %ny = fastnn.next_batch %x, %y : tensor<2x4xf32>, tensor<2xi64>
-    %s = fastnn.reduce_sum %nx {axes = array<i64: 0, 1>} : tensor<2x4xf32> -> tensor<f32>
+    %nx, %ny = fastnn.next_batch %x, %y : tensor<2x4096xf32>, tensor<2xi64>
+    %s = fastnn.reduce_sum %nx {axes = array<i64: 0, 1>} : tensor<2x4096xf32> -> tensor<f32>
     %l = fastnn.mul %s, %c : (tensor<f32>, tensor<f32>) -> tensor<f32>
     fastnn.loop_yield %l : tensor<f32>
   } : tensor<3xf32>

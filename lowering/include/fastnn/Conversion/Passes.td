@@ -57,7 +57,9 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
     activations whose lifetimes do not overlap share memory; reshapes,
     dropout and activations fused into their producer (relu after conv,
     batch norm or matmul; a bias add after matmul) take no memory and no
-    code. Parameters, constants, inputs and outputs stay live throughout.
+    code, and an elementwise op read only by an elementwise op of the same
+    shape is computed inside that op's loop nest (no buffer, no span).
+    Parameters, constants, inputs and outputs stay live throughout.
 
     Before:
     ```mlir

@@ -5,6 +5,7 @@
 #include "fastnn/Conversion/MemoryPlan.h"
 #include "fastnn/runtime/abi.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -78,6 +79,47 @@ void decideFusion(func::FuncOp forward, ArenaLayout &layout) {
   }
 }
 
+/// An elementwise op whose result only one elementwise op of the same shape
+/// reads is computed inside that op's loop nest: no buffer, and one pass
+/// over memory instead of two. Chains inline whole.
+void inlineElementwise(Block &body, ArenaLayout &layout) {
+  for (Operation &op : body) {
+    if (!isElementwise(&op) || op.getNumResults() != 1)
+      continue;
+    Value result = op.getResult(0);
+    if (!result.hasOneUse() || layout.aliasOf.count(result))
+      continue;
+    Operation *user = *result.getUsers().begin();
+    if (!isElementwise(user) || user->getBlock() != &body ||
+        layout.aliasOf.count(user->getResult(0)) ||
+        cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
+            cast<RankedTensorType>(result.getType()).getShape())
+      continue;
+    // A user that reads a collective's result waits for it first; the
+    // producer stays where it overlaps the communication.
+    if (llvm::any_of(user->getOperands(), [&](Value operand) {
+          return layout.root(operand).getDefiningOp<AllReduceOp>();
+        }))
+      continue;
+    // Moving the reads to the user must not move them past a write to
+    // existing buffers (a state update, an optimizer step, a collective).
+    bool writesBetween = false;
+    for (Operation *between = op.getNextNode(); between != user;
+         between = between->getNextNode())
+      writesBetween |= !isMemoryEffectFree(between);
+    if (!writesBetween)
+      layout.inlinedInto[&op] = user;
+  }
+}
+
+/// The op whose code computes `op`: itself, or the end of the inlining
+/// chain it belongs to.
+Operation *computedBy(Operation *op, const ArenaLayout &layout) {
+  while (Operation *user = layout.inlinedInto.lookup(op))
+    op = user;
+  return op;
+}
+
 /// Where an allreduce's inputs lie in its bucket: the buffer that is each
 /// input's slice.
 struct BucketSlices {
@@ -94,13 +136,16 @@ struct BucketSlices {
 /// the input is copied in.
 SmallVector<BucketSlices> decideBuckets(Block &body, ArenaLayout &layout) {
   int64_t end = static_cast<int64_t>(body.getOperations().size()) + 1;
-  llvm::DenseMap<Value, int64_t> lastRead;
+  llvm::DenseMap<Operation *, int64_t> position;
   for (auto [index, op] : llvm::enumerate(body))
+    position[&op] = static_cast<int64_t>(index) + 1;
+  llvm::DenseMap<Value, int64_t> lastRead;
+  for (Operation &op : body)
     for (Value operand : op.getOperands()) {
       int64_t &last = lastRead[layout.root(operand)];
       last = std::max(last, isa<func::ReturnOp>(op)
                                 ? end
-                                : static_cast<int64_t>(index) + 1);
+                                : position[computedBy(&op, layout)]);
     }
   llvm::DenseSet<Value> taken;
   SmallVector<BucketSlices> buckets;
@@ -181,6 +226,7 @@ ArenaLayout planArena(func::FuncOp forward) {
   decideFusion(forward, layout);
 
   Block &body = stepBlock(forward);
+  inlineElementwise(body, layout);
   SmallVector<BucketSlices> buckets = decideBuckets(body, layout);
   placeWaits(body, buckets, layout);
   int64_t end = static_cast<int64_t>(body.getOperations().size()) + 1;
@@ -195,17 +241,20 @@ ArenaLayout planArena(func::FuncOp forward) {
     addBuffer(arg, 0, end);
   for (Value value : loopBoundaryValues(forward))
     addBuffer(value, 0, end);
-  for (auto [index, op] : llvm::enumerate(body)) {
-    int64_t step = static_cast<int64_t>(index) + 1;
-    stepOf[&op] = step;
+  for (auto [index, op] : llvm::enumerate(body))
+    stepOf[&op] = static_cast<int64_t>(index) + 1;
+  for (Operation &op : body) {
+    int64_t step = stepOf[&op];
+    // An inlined op reads its operands where its user's nest runs.
+    int64_t readStep = stepOf[computedBy(&op, layout)];
     for (Value operand : op.getOperands()) {
       Value root = layout.root(operand);
       auto &lifetime = lifetimes[root];
       lifetime.second =
-          std::max(lifetime.second, isa<func::ReturnOp>(op) ? end : step);
+          std::max(lifetime.second, isa<func::ReturnOp>(op) ? end : readStep);
     }
     for (Value result : op.getResults()) {
-      if (layout.aliasOf.count(result))
+      if (layout.aliasOf.count(result) || layout.inlinedInto.count(&op))
         continue;
       // Parameters and constants are written once at init.
       bool permanent = isa<ParamOp, ConstantOp>(op);

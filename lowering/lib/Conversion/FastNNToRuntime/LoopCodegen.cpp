@@ -24,7 +24,7 @@ namespace fastnn::lowering {
 namespace {
 
 using ScalarFn =
-    function_ref<Value(OpBuilder &, Location, ValueRange, Type elementType)>;
+    std::function<Value(OpBuilder &, Location, ValueRange, Type elementType)>;
 
 SmallVector<utils::IteratorType> parallel(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
@@ -78,6 +78,293 @@ Value f32ToBF16Bits(OpBuilder &b, Location loc, Value value) {
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, value, value);
   return arith::SelectOp::create(
       b, loc, nan, arith::ConstantIntOp::create(b, loc, 0x7fc0, 16), top);
+}
+
+/// How an elementwise op computes one element from its operands' elements
+/// (half-precision operands widened to f32) in type `t`; fails with an
+/// error on types the generator does not support.
+FailureOr<ScalarFn> elementwiseFn(Operation *op) {
+  Type elementType =
+      cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  if (elementType.isUnsignedInteger()) {
+    op->emitOpError("on unsigned integers is not supported by the code "
+                    "generator");
+    return failure();
+  }
+  auto binary = [](auto floatOp, auto intOp) -> FailureOr<ScalarFn> {
+    using FloatOpT = decltype(floatOp);
+    using IntOpT = decltype(intOp);
+    return ScalarFn(
+        [](OpBuilder &nb, Location nloc, ValueRange args, Type t) -> Value {
+          if (isFloat(t))
+            return FloatOpT::create(nb, nloc, args[0], args[1]);
+          return IntOpT::create(nb, nloc, args[0], args[1]);
+        });
+  };
+  auto unaryFloat = [&](auto fn) -> FailureOr<ScalarFn> {
+    if (!isFloat(elementType)) {
+      op->emitOpError("expects floating-point operands");
+      return failure();
+    }
+    return ScalarFn([fn](OpBuilder &nb, Location nloc, ValueRange args,
+                         Type t) -> Value { return fn(nb, nloc, args[0], t); });
+  };
+
+  return llvm::TypeSwitch<Operation *, FailureOr<ScalarFn>>(op)
+      .Case([&](AddOp) -> FailureOr<ScalarFn> {
+        return binary(arith::AddFOp(), arith::AddIOp());
+      })
+      .Case([&](SubOp) -> FailureOr<ScalarFn> {
+        return binary(arith::SubFOp(), arith::SubIOp());
+      })
+      .Case([&](MulOp) -> FailureOr<ScalarFn> {
+        return binary(arith::MulFOp(), arith::MulIOp());
+      })
+      .Case([&](DivOp) -> FailureOr<ScalarFn> {
+        return binary(arith::DivFOp(), arith::DivSIOp());
+      })
+      .Case([&](MaxOp) -> FailureOr<ScalarFn> {
+        return binary(arith::MaximumFOp(), arith::MaxSIOp());
+      })
+      .Case([&](MinOp) -> FailureOr<ScalarFn> {
+        return binary(arith::MinimumFOp(), arith::MinSIOp());
+      })
+      .Case([&](PowOp) -> FailureOr<ScalarFn> {
+        if (!isFloat(elementType)) {
+          op->emitOpError("expects a floating-point base");
+          return failure();
+        }
+        return binary(math::PowFOp(), math::PowFOp());
+      })
+      .Case([&](NegOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return arith::NegFOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](AbsOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::AbsFOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](ExpOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::ExpOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](LogOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::LogOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](SqrtOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::SqrtOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](TanhOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+          return math::TanhOp::create(nb, l, x).getResult();
+        });
+      })
+      .Case([&](ReciprocalOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          return arith::DivFOp::create(nb, l, floatConstant(nb, l, t, 1.0), x)
+              .getResult();
+        });
+      })
+      .Case([&](ReluOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          return arith::MaximumFOp::create(nb, l, x,
+                                           floatConstant(nb, l, t, 0.0))
+              .getResult();
+        });
+      })
+      .Case([&](SigmoidOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          Value one = floatConstant(nb, l, t, 1.0);
+          Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
+          return arith::DivFOp::create(nb, l, one,
+                                       arith::AddFOp::create(nb, l, one, e))
+              .getResult();
+        });
+      })
+      .Case([&](LeakyReluOp leaky) -> FailureOr<ScalarFn> {
+        double alpha = leaky.getAlpha().convertToDouble();
+        return unaryFloat([=](OpBuilder &nb, Location l, Value x, Type t) {
+          Value zero = floatConstant(nb, l, t, 0.0);
+          Value positive =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, x, zero);
+          Value scaled =
+              arith::MulFOp::create(nb, l, x, floatConstant(nb, l, t, alpha));
+          return arith::SelectOp::create(nb, l, positive, x, scaled)
+              .getResult();
+        });
+      })
+      .Case([&](ClipOp clip) -> FailureOr<ScalarFn> {
+        double lo = clip.getMin().convertToDouble();
+        double hi = clip.getMax().convertToDouble();
+        return unaryFloat([=](OpBuilder &nb, Location l, Value x, Type t) {
+          Value low =
+              arith::MaximumFOp::create(nb, l, x, floatConstant(nb, l, t, lo));
+          return arith::MinimumFOp::create(nb, l, low,
+                                           floatConstant(nb, l, t, hi))
+              .getResult();
+        });
+      })
+      .Case([&](CastOp castOp) -> FailureOr<ScalarFn> {
+        // Half-precision ends are widened and rounded by lowerElementwise.
+        Type f32 = Float32Type::get(op->getContext());
+        Type to = isHalf(elementType) ? f32 : elementType;
+        Type from = castOp.getInput().getType().getElementType();
+        if (isHalf(from))
+          from = f32;
+        if (from.isUnsignedInteger()) {
+          op->emitOpError("from unsigned integers is not supported by the "
+                          "code generator");
+          return failure();
+        }
+        return ScalarFn([=](OpBuilder &nb, Location l, ValueRange args,
+                            Type) -> Value {
+          Value x = args[0];
+          if (from == to)
+            return x;
+          if (to.isInteger(1)) {
+            if (isFloat(from))
+              return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, x,
+                                           floatConstant(nb, l, from, 0));
+            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(from));
+            return arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, x,
+                                         zero);
+          }
+          if (isFloat(from) && isFloat(to))
+            return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+                       ? arith::ExtFOp::create(nb, l, to, x).getResult()
+                       : arith::TruncFOp::create(nb, l, to, x).getResult();
+          if (isFloat(from))
+            return arith::FPToSIOp::create(nb, l, to, x);
+          if (isFloat(to))
+            return from.isInteger(1)
+                       ? arith::UIToFPOp::create(nb, l, to, x).getResult()
+                       : arith::SIToFPOp::create(nb, l, to, x).getResult();
+          if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+            return from.isInteger(1)
+                       ? arith::ExtUIOp::create(nb, l, to, x).getResult()
+                       : arith::ExtSIOp::create(nb, l, to, x).getResult();
+          return arith::TruncIOp::create(nb, l, to, x);
+        });
+      })
+      .Case([&](ReluBackwardOp) -> FailureOr<ScalarFn> {
+        return ScalarFn(
+            [](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
+              Value positive =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                        args[0], floatConstant(nb, l, t, 0.0));
+              return arith::SelectOp::create(nb, l, positive, args[1],
+                                             floatConstant(nb, l, t, 0.0));
+            });
+      })
+      .Case([&](LeakyReluBackwardOp leaky) -> FailureOr<ScalarFn> {
+        double alpha = leaky.getAlpha().convertToDouble();
+        return ScalarFn([=](OpBuilder &nb, Location l, ValueRange args,
+                            Type t) -> Value {
+          Value positive =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, args[0],
+                                    floatConstant(nb, l, t, 0.0));
+          Value scaled = arith::MulFOp::create(nb, l, args[1],
+                                               floatConstant(nb, l, t, alpha));
+          return arith::SelectOp::create(nb, l, positive, args[1], scaled);
+        });
+      })
+      .Case([&](ClipBackwardOp clip) -> FailureOr<ScalarFn> {
+        double lo = clip.getMin().convertToDouble();
+        double hi = clip.getMax().convertToDouble();
+        return ScalarFn(
+            [=](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
+              Value above =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
+                                        args[0], floatConstant(nb, l, t, lo));
+              Value below =
+                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
+                                        args[0], floatConstant(nb, l, t, hi));
+              Value inside = arith::AndIOp::create(nb, l, above, below);
+              return arith::SelectOp::create(nb, l, inside, args[1],
+                                             floatConstant(nb, l, t, 0.0));
+            });
+      })
+      .Case([&](SignOp) -> FailureOr<ScalarFn> {
+        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
+          Value zero = floatConstant(nb, l, t, 0.0);
+          Value positive =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x, zero);
+          Value negative =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x, zero);
+          Value sign = arith::SelectOp::create(
+              nb, l, negative, floatConstant(nb, l, t, -1.0), zero);
+          return arith::SelectOp::create(nb, l, positive,
+                                         floatConstant(nb, l, t, 1.0), sign)
+              .getResult();
+        });
+      })
+      .Case([&](BroadcastOp) -> FailureOr<ScalarFn> {
+        return ScalarFn([](OpBuilder &, Location, ValueRange args, Type) {
+          return args[0];
+        });
+      })
+      .Case([&](DropoutTrainOp dropout) -> FailureOr<ScalarFn> {
+        double ratio = dropout.getRatio().convertToDouble();
+        uint64_t seed = static_cast<uint64_t>(dropout.getSeed());
+        auto resultType = cast<RankedTensorType>(dropout.getType());
+        int64_t rank = resultType.getRank();
+        SmallVector<int64_t> strides = computeStrides(resultType.getShape());
+        return ScalarFn([=](OpBuilder &nb, Location l, ValueRange args,
+                            Type t) -> Value {
+          // The mask is a pure function of (seed, step, element index):
+          // splitmix64 of their mix, top 24 bits as a uniform in [0, 1).
+          auto i64 = nb.getI64Type();
+          auto c64 = [&](uint64_t v) {
+            return arith::ConstantOp::create(
+                nb, l, nb.getIntegerAttr(i64, static_cast<int64_t>(v)));
+          };
+          Value linear = arith::ConstantIndexOp::create(nb, l, 0);
+          for (int64_t d = 0; d < rank; ++d)
+            linear = arith::AddIOp::create(
+                nb, l, linear,
+                arith::MulIOp::create(
+                    nb, l, linalg::IndexOp::create(nb, l, d),
+                    arith::ConstantIndexOp::create(nb, l, strides[d])));
+          Value z = arith::XOrIOp::create(
+              nb, l, arith::IndexCastOp::create(nb, l, i64, linear),
+              arith::MulIOp::create(nb, l, args[1],
+                                    c64(0x9E3779B97F4A7C15ull)));
+          z = arith::XOrIOp::create(nb, l, z,
+                                    c64(seed * 0xD1B54A32D192ED03ull));
+          auto mixStep = [&](uint64_t shift, uint64_t multiplier) {
+            z = arith::XOrIOp::create(
+                nb, l, z, arith::ShRUIOp::create(nb, l, z, c64(shift)));
+            if (multiplier)
+              z = arith::MulIOp::create(nb, l, z, c64(multiplier));
+          };
+          z = arith::AddIOp::create(nb, l, z, c64(0x9E3779B97F4A7C15ull));
+          mixStep(30, 0xBF58476D1CE4E5B9ull);
+          mixStep(27, 0x94D049BB133111EBull);
+          mixStep(31, 0);
+          Value bits = arith::ShRUIOp::create(nb, l, z, c64(40));
+          Value uniform = arith::MulFOp::create(
+              nb, l, arith::UIToFPOp::create(nb, l, t, bits),
+              floatConstant(nb, l, t, 1.0 / (1 << 24)));
+          Value keep =
+              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, uniform,
+                                    floatConstant(nb, l, t, ratio));
+          Value scaled = arith::MulFOp::create(
+              nb, l, args[0], floatConstant(nb, l, t, 1.0 / (1.0 - ratio)));
+          return arith::SelectOp::create(nb, l, keep, scaled,
+                                         floatConstant(nb, l, t, 0.0));
+        });
+      })
+      .Default([](Operation *op) -> FailureOr<ScalarFn> {
+        op->emitOpError("is not elementwise");
+        return failure();
+      });
 }
 
 } // namespace
@@ -155,6 +442,192 @@ LogicalResult RunEmitter::lowerUpdateLossScale(UpdateLossScaleOp op) {
   return success();
 }
 
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, AbsOp,
+             ExpOp, LogOp, SqrtOp, TanhOp, ReciprocalOp, ReluOp, SigmoidOp,
+             LeakyReluOp, ClipOp, CastOp, ReluBackwardOp, LeakyReluBackwardOp,
+             ClipBackwardOp, SignOp, BroadcastOp, DropoutTrainOp>(op);
+}
+
+namespace {
+/// The largest number of elements one output element of a reduction sums
+/// in a generated loop (in order, in f32); larger ones go to the kernel.
+constexpr int64_t kMaxLoopReductionExtent = 4096;
+
+ArrayRef<int64_t> reductionAxes(Operation *op) {
+  return op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+}
+} // namespace
+
+bool reducesInLoops(Operation *op) {
+  if (!isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(op))
+    return false;
+  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+  if (!input.getElementType().isF32())
+    return false;
+  int64_t extent = 1;
+  for (int64_t axis : reductionAxes(op))
+    extent *= input.getDimSize(axis);
+  return extent <= kMaxLoopReductionExtent;
+}
+
+LogicalResult RunEmitter::lowerReduction(Operation *op) {
+  OpBuilder &b = runBuilder;
+  Location loc = op->getLoc();
+  MLIRContext *context = op->getContext();
+  Value input = op->getOperand(0), result = op->getResult(0);
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  ArrayRef<int64_t> axes = reductionAxes(op);
+  bool keepdims = op->hasAttr("keepdims");
+  SmallVector<AffineExpr> outputExprs;
+  SmallVector<utils::IteratorType> iterators;
+  int64_t extent = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool reduced = llvm::is_contained(axes, d);
+    iterators.push_back(reduced ? utils::IteratorType::reduction
+                                : utils::IteratorType::parallel);
+    if (reduced)
+      extent *= inputType.getDimSize(d);
+    if (!reduced)
+      outputExprs.push_back(getAffineDimExpr(d, context));
+    else if (keepdims)
+      outputExprs.push_back(getAffineConstantExpr(0, context));
+  }
+  Type f32 = b.getF32Type();
+  double infinity = std::numeric_limits<double>::infinity();
+  double init = isa<ReduceMaxOp>(op)   ? -infinity
+                : isa<ReduceMinOp>(op) ? infinity
+                                       : 0.0;
+  Value output = view(loc, result);
+  linalg::FillOp::create(b, loc, ValueRange{floatConstant(b, loc, f32, init)},
+                         ValueRange{output});
+  linalg::GenericOp::create(
+      b, loc, ValueRange{view(loc, input)}, ValueRange{output},
+      {b.getMultiDimIdentityMap(rank),
+       AffineMap::get(rank, 0, outputExprs, context)},
+      iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value combined;
+        if (isa<ReduceMaxOp>(op))
+          combined = arith::MaximumFOp::create(nb, l, args[1], args[0]);
+        else if (isa<ReduceMinOp>(op))
+          combined = arith::MinimumFOp::create(nb, l, args[1], args[0]);
+        else
+          combined = arith::AddFOp::create(nb, l, args[1], args[0]);
+        linalg::YieldOp::create(nb, l, combined);
+      });
+  if (isa<ReduceMeanOp>(op)) {
+    int64_t outputRank = cast<RankedTensorType>(result.getType()).getRank();
+    linalg::GenericOp::create(
+        b, loc, ValueRange{}, ValueRange{output},
+        {b.getMultiDimIdentityMap(outputRank)}, parallel(outputRank),
+        [&](OpBuilder &nb, Location l, ValueRange args) {
+          linalg::YieldOp::create(
+              nb, l,
+              arith::DivFOp::create(
+                  nb, l, args[0],
+                  floatConstant(nb, l, f32, static_cast<double>(extent)))
+                  .getResult());
+        });
+  }
+  return success();
+}
+
+LogicalResult RunEmitter::lowerElementwise(Operation *root) {
+  OpBuilder &b = runBuilder;
+  Location loc = root->getLoc();
+  MLIRContext *context = root->getContext();
+  auto resultType = cast<RankedTensorType>(root->getResult(0).getType());
+  int64_t rank = resultType.getRank();
+
+  // The ops computed in this nest: `root` and, recursively, the producers
+  // inlined into it (same shape as `root`), with the distinct values they
+  // read from memory (the leaves).
+  llvm::MapVector<Operation *, ScalarFn> scalarFns;
+  SmallVector<Value> leaves;
+  llvm::DenseMap<Value, unsigned> leafIndex;
+  std::function<LogicalResult(Operation *)> collect =
+      [&](Operation *op) -> LogicalResult {
+    FailureOr<ScalarFn> fn = elementwiseFn(op);
+    if (failed(fn))
+      return failure();
+    scalarFns[op] = *fn;
+    for (Value operand : op->getOperands()) {
+      Operation *producer = operand.getDefiningOp();
+      if (producer && layout.inlinedInto.lookup(producer) == op) {
+        if (failed(collect(producer)))
+          return failure();
+      } else if (leafIndex.try_emplace(operand, leaves.size()).second) {
+        leaves.push_back(operand);
+      }
+    }
+    return success();
+  };
+  if (failed(collect(root)))
+    return failure();
+
+  /// bf16 elements are read and written as their i16 bits and converted
+  /// with integer arithmetic: LLVM vectorises that, but keeps bf16 values
+  /// (and the compares and selects it folds back onto them) scalar.
+  Type i16 = b.getI16Type();
+  auto elementOf = [](Value value) {
+    return cast<RankedTensorType>(value.getType()).getElementType();
+  };
+  auto stored = [&](Value value) {
+    Type element = elementOf(value);
+    return element.isBF16() ? i16 : element;
+  };
+  SmallVector<Value> inputs;
+  SmallVector<AffineMap> maps;
+  for (Value leaf : leaves) {
+    inputs.push_back(view(loc, leaf, stored(leaf)));
+    maps.push_back(broadcastMap(cast<RankedTensorType>(leaf.getType()),
+                                resultType, context));
+  }
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  Value result = root->getResult(0);
+  linalg::GenericOp::create(
+      b, loc, inputs, ValueRange{view(loc, result, stored(result))}, maps,
+      parallel(rank), [&](OpBuilder &nb, Location nloc, ValueRange args) {
+        Type f32 = nb.getF32Type();
+        // Half-precision arithmetic happens in f32: operands are widened
+        // and each op's result rounded to its type once, also where the
+        // next op reads it without a trip through memory.
+        auto widen = [&](Value value, Type element) -> Value {
+          if (element.isBF16())
+            return bf16BitsToF32(nb, nloc, value);
+          if (element.isF16())
+            return arith::ExtFOp::create(nb, nloc, f32, value);
+          return value;
+        };
+        auto narrow = [&](Value value, Type element) -> Value {
+          if (element.isBF16())
+            return f32ToBF16Bits(nb, nloc, value);
+          if (element.isF16())
+            return arith::TruncFOp::create(nb, nloc, element, value);
+          return value;
+        };
+        std::function<Value(Operation *)> compute = [&](Operation *op) {
+          SmallVector<Value> values;
+          for (Value operand : op->getOperands()) {
+            Operation *producer = operand.getDefiningOp();
+            Type element = elementOf(operand);
+            if (producer && layout.inlinedInto.lookup(producer) == op)
+              values.push_back(
+                  widen(narrow(compute(producer), element), element));
+            else
+              values.push_back(widen(args[leafIndex.lookup(operand)], element));
+          }
+          Type inputElement = elementOf(op->getOperand(0));
+          return scalarFns[op](nb, nloc, values,
+                               isHalf(inputElement) ? f32 : inputElement);
+        };
+        linalg::YieldOp::create(nb, nloc,
+                                narrow(compute(root), elementOf(result)));
+      });
+  return success();
+}
+
 LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
   OpBuilder &b = runBuilder;
   Location loc = op->getLoc();
@@ -170,6 +643,8 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
     return lowerAllFinite(allFinite);
   if (auto next = dyn_cast<NextBatchOp>(op))
     return lowerNextBatch(next);
+  if (reducesInLoops(op))
+    return lowerReduction(op);
   if (op->getNumResults() != 1)
     return op->emitOpError("cannot be generated as loops");
   Value result = op->getResult(0);
@@ -178,57 +653,11 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
   if (elementType.isUnsignedInteger())
     return op->emitOpError("on unsigned integers is not supported by the "
                            "code generator");
+  if (isElementwise(op))
+    return lowerElementwise(op);
   int64_t rank = resultType.getRank();
   AffineMap identity = b.getMultiDimIdentityMap(rank);
 
-  /// One loop over the output computing each element from the operands'
-  /// elements. Half-precision arithmetic happens in f32: operands are
-  /// widened and the result rounded once. bf16 elements are read and
-  /// written as their i16 bits and converted with integer arithmetic: LLVM
-  /// vectorises that, but keeps bf16 values (and the compares and selects
-  /// it folds back onto them) scalar.
-  auto elementwise = [&](ScalarFn fn) -> LogicalResult {
-    Type i16 = b.getI16Type();
-    auto stored = [&](Value value) {
-      Type element = cast<RankedTensorType>(value.getType()).getElementType();
-      return element.isBF16() ? i16 : element;
-    };
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    for (Value operand : op->getOperands()) {
-      inputs.push_back(view(loc, operand, stored(operand)));
-      maps.push_back(broadcastMap(cast<RankedTensorType>(operand.getType()),
-                                  resultType, context));
-    }
-    maps.push_back(identity);
-    Type inputElementType =
-        cast<RankedTensorType>(op->getOperand(0).getType()).getElementType();
-    linalg::GenericOp::create(
-        b, loc, inputs, ValueRange{view(loc, result, stored(result))}, maps,
-        parallel(rank), [&](OpBuilder &nb, Location nloc, ValueRange args) {
-          Type f32 = nb.getF32Type();
-          SmallVector<Value> values;
-          for (auto [value, operand] :
-               llvm::zip(args.drop_back(), op->getOperands())) {
-            Type element =
-                cast<RankedTensorType>(operand.getType()).getElementType();
-            if (element.isBF16())
-              value = bf16BitsToF32(nb, nloc, value);
-            else if (element.isF16())
-              value = arith::ExtFOp::create(nb, nloc, f32, value);
-            values.push_back(value);
-          }
-          Value computed =
-              fn(nb, nloc, values,
-                 isHalf(inputElementType) ? f32 : inputElementType);
-          if (elementType.isBF16())
-            computed = f32ToBF16Bits(nb, nloc, computed);
-          else if (elementType.isF16())
-            computed = arith::TruncFOp::create(nb, nloc, elementType, computed);
-          linalg::YieldOp::create(nb, nloc, computed);
-        });
-    return success();
-  };
   /// A loop over the output that computes each element from its indices.
   auto gatherLoop =
       [&](function_ref<Value(OpBuilder &, Location, ArrayRef<Value>)> fn)
@@ -243,155 +672,7 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
         });
     return success();
   };
-  auto binary = [&](auto floatOp, auto intOp) {
-    using FloatOpT = decltype(floatOp);
-    using IntOpT = decltype(intOp);
-    return elementwise(
-        [](OpBuilder &nb, Location nloc, ValueRange args, Type t) -> Value {
-          if (isFloat(t))
-            return FloatOpT::create(nb, nloc, args[0], args[1]);
-          return IntOpT::create(nb, nloc, args[0], args[1]);
-        });
-  };
-  auto unaryFloat = [&](auto fn) {
-    if (!isFloat(elementType))
-      return LogicalResult(op->emitOpError("expects floating-point operands"));
-    return elementwise(
-        [&](OpBuilder &nb, Location nloc, ValueRange args, Type t) -> Value {
-          return fn(nb, nloc, args[0], t);
-        });
-  };
-
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
-      .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
-      .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
-      .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
-      .Case(
-          [&](MaxOp) { return binary(arith::MaximumFOp(), arith::MaxSIOp()); })
-      .Case(
-          [&](MinOp) { return binary(arith::MinimumFOp(), arith::MinSIOp()); })
-      .Case([&](PowOp) {
-        if (!isFloat(elementType))
-          return LogicalResult(
-              op->emitOpError("expects a floating-point base"));
-        return binary(math::PowFOp(), math::PowFOp());
-      })
-      .Case([&](NegOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return arith::NegFOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](AbsOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::AbsFOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](ExpOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::ExpOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](LogOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::LogOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](SqrtOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::SqrtOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](TanhOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::TanhOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](ReciprocalOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          return arith::DivFOp::create(nb, l, floatConstant(nb, l, t, 1.0), x)
-              .getResult();
-        });
-      })
-      .Case([&](ReluOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          return arith::MaximumFOp::create(nb, l, x,
-                                           floatConstant(nb, l, t, 0.0))
-              .getResult();
-        });
-      })
-      .Case([&](SigmoidOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          Value one = floatConstant(nb, l, t, 1.0);
-          Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
-          return arith::DivFOp::create(nb, l, one,
-                                       arith::AddFOp::create(nb, l, one, e))
-              .getResult();
-        });
-      })
-      .Case([&](LeakyReluOp leaky) {
-        double alpha = leaky.getAlpha().convertToDouble();
-        return unaryFloat([&](OpBuilder &nb, Location l, Value x, Type t) {
-          Value zero = floatConstant(nb, l, t, 0.0);
-          Value positive =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, x, zero);
-          Value scaled =
-              arith::MulFOp::create(nb, l, x, floatConstant(nb, l, t, alpha));
-          return arith::SelectOp::create(nb, l, positive, x, scaled)
-              .getResult();
-        });
-      })
-      .Case([&](ClipOp clip) {
-        double lo = clip.getMin().convertToDouble();
-        double hi = clip.getMax().convertToDouble();
-        return unaryFloat([&](OpBuilder &nb, Location l, Value x, Type t) {
-          Value low =
-              arith::MaximumFOp::create(nb, l, x, floatConstant(nb, l, t, lo));
-          return arith::MinimumFOp::create(nb, l, low,
-                                           floatConstant(nb, l, t, hi))
-              .getResult();
-        });
-      })
-      .Case([&](CastOp castOp) -> LogicalResult {
-        // Half-precision ends are widened and rounded by `elementwise`.
-        Type f32 = b.getF32Type();
-        Type to = isHalf(elementType) ? f32 : elementType;
-        Type from = castOp.getInput().getType().getElementType();
-        if (isHalf(from))
-          from = f32;
-        if (from.isUnsignedInteger())
-          return op->emitOpError("from unsigned integers is not supported by "
-                                 "the code generator");
-        return elementwise([&](OpBuilder &nb, Location l, ValueRange args,
-                               Type) -> Value {
-          Value x = args[0];
-          if (from == to)
-            return x;
-          if (to.isInteger(1)) {
-            if (isFloat(from))
-              return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, x,
-                                           floatConstant(nb, l, from, 0));
-            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(from));
-            return arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, x,
-                                         zero);
-          }
-          if (isFloat(from) && isFloat(to))
-            return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
-                       ? arith::ExtFOp::create(nb, l, to, x).getResult()
-                       : arith::TruncFOp::create(nb, l, to, x).getResult();
-          if (isFloat(from))
-            return arith::FPToSIOp::create(nb, l, to, x);
-          if (isFloat(to))
-            return from.isInteger(1)
-                       ? arith::UIToFPOp::create(nb, l, to, x).getResult()
-                       : arith::SIToFPOp::create(nb, l, to, x).getResult();
-          if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-            return from.isInteger(1)
-                       ? arith::ExtUIOp::create(nb, l, to, x).getResult()
-                       : arith::ExtSIOp::create(nb, l, to, x).getResult();
-          return arith::TruncIOp::create(nb, l, to, x);
-        });
-      })
       .Case([&](TransposeOp transpose) {
         linalg::TransposeOp::create(b, loc, view(loc, transpose.getInput()),
                                     view(loc, result),
@@ -508,112 +789,6 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
           source.push_back(picked);
           llvm::append_range(source, indices.drop_front(axis + indexRank));
           return memref::LoadOp::create(nb, l, input, source);
-        });
-      })
-      .Case([&](ReluBackwardOp) {
-        return elementwise(
-            [](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
-              Value positive =
-                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
-                                        args[0], floatConstant(nb, l, t, 0.0));
-              return arith::SelectOp::create(nb, l, positive, args[1],
-                                             floatConstant(nb, l, t, 0.0));
-            });
-      })
-      .Case([&](LeakyReluBackwardOp leaky) {
-        double alpha = leaky.getAlpha().convertToDouble();
-        return elementwise([&](OpBuilder &nb, Location l, ValueRange args,
-                               Type t) -> Value {
-          Value positive =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, args[0],
-                                    floatConstant(nb, l, t, 0.0));
-          Value scaled = arith::MulFOp::create(nb, l, args[1],
-                                               floatConstant(nb, l, t, alpha));
-          return arith::SelectOp::create(nb, l, positive, args[1], scaled);
-        });
-      })
-      .Case([&](ClipBackwardOp clip) {
-        double lo = clip.getMin().convertToDouble();
-        double hi = clip.getMax().convertToDouble();
-        return elementwise(
-            [&](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
-              Value above =
-                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
-                                        args[0], floatConstant(nb, l, t, lo));
-              Value below =
-                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
-                                        args[0], floatConstant(nb, l, t, hi));
-              Value inside = arith::AndIOp::create(nb, l, above, below);
-              return arith::SelectOp::create(nb, l, inside, args[1],
-                                             floatConstant(nb, l, t, 0.0));
-            });
-      })
-      .Case([&](SignOp) {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          Value zero = floatConstant(nb, l, t, 0.0);
-          Value positive =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x, zero);
-          Value negative =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x, zero);
-          Value sign = arith::SelectOp::create(
-              nb, l, negative, floatConstant(nb, l, t, -1.0), zero);
-          return arith::SelectOp::create(nb, l, positive,
-                                         floatConstant(nb, l, t, 1.0), sign)
-              .getResult();
-        });
-      })
-      .Case([&](BroadcastOp) {
-        return elementwise([](OpBuilder &, Location, ValueRange args, Type) {
-          return args[0];
-        });
-      })
-      .Case([&](DropoutTrainOp dropout) {
-        double ratio = dropout.getRatio().convertToDouble();
-        uint64_t seed = static_cast<uint64_t>(dropout.getSeed());
-        SmallVector<int64_t> strides = computeStrides(resultType.getShape());
-        return elementwise([&](OpBuilder &nb, Location l, ValueRange args,
-                               Type t) -> Value {
-          // The mask is a pure function of (seed, step, element index):
-          // splitmix64 of their mix, top 24 bits as a uniform in [0, 1).
-          auto i64 = nb.getI64Type();
-          auto c64 = [&](uint64_t v) {
-            return arith::ConstantOp::create(
-                nb, l, nb.getIntegerAttr(i64, static_cast<int64_t>(v)));
-          };
-          Value linear = arith::ConstantIndexOp::create(nb, l, 0);
-          for (int64_t d = 0; d < rank; ++d)
-            linear = arith::AddIOp::create(
-                nb, l, linear,
-                arith::MulIOp::create(
-                    nb, l, linalg::IndexOp::create(nb, l, d),
-                    arith::ConstantIndexOp::create(nb, l, strides[d])));
-          Value z = arith::XOrIOp::create(
-              nb, l, arith::IndexCastOp::create(nb, l, i64, linear),
-              arith::MulIOp::create(nb, l, args[1],
-                                    c64(0x9E3779B97F4A7C15ull)));
-          z = arith::XOrIOp::create(nb, l, z,
-                                    c64(seed * 0xD1B54A32D192ED03ull));
-          auto mixStep = [&](uint64_t shift, uint64_t multiplier) {
-            z = arith::XOrIOp::create(
-                nb, l, z, arith::ShRUIOp::create(nb, l, z, c64(shift)));
-            if (multiplier)
-              z = arith::MulIOp::create(nb, l, z, c64(multiplier));
-          };
-          z = arith::AddIOp::create(nb, l, z, c64(0x9E3779B97F4A7C15ull));
-          mixStep(30, 0xBF58476D1CE4E5B9ull);
-          mixStep(27, 0x94D049BB133111EBull);
-          mixStep(31, 0);
-          Value bits = arith::ShRUIOp::create(nb, l, z, c64(40));
-          Value uniform = arith::MulFOp::create(
-              nb, l, arith::UIToFPOp::create(nb, l, t, bits),
-              floatConstant(nb, l, t, 1.0 / (1 << 24)));
-          Value keep =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, uniform,
-                                    floatConstant(nb, l, t, ratio));
-          Value scaled = arith::MulFOp::create(
-              nb, l, args[0], floatConstant(nb, l, t, 1.0 / (1.0 - ratio)));
-          return arith::SelectOp::create(nb, l, keep, scaled,
-                                         floatConstant(nb, l, t, 0.0));
         });
       })
       .Case([&](MaxPool2DIndicesOp pool) {

@@ -164,6 +164,9 @@ LogicalResult RunEmitter::lower(Operation *op) {
   if (!isa<AllReduceOp>(op) && op->getNumResults() == 1 &&
       layout.aliasOf.count(op->getResult(0)))
     return success();
+  // Computed inside its user's loop nest.
+  if (layout.inlinedInto.count(op))
+    return success();
   // Written once at init.
   if (isa<ParamOp, ConstantOp, func::ReturnOp, LoopYieldOp>(op))
     return success();
@@ -174,7 +177,8 @@ LogicalResult RunEmitter::lower(Operation *op) {
     lowered = lowerAllReduce(allreduce);
   else if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp, LRNOp, MatMulOp,
                SoftmaxOp, LogSoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-               ReduceMinOp>(op))
+               ReduceMinOp>(op) &&
+           !reducesInLoops(op))
     lowered = lowerKernelOp(op);
   else if (isa<Conv2DBackwardOp, Pool2DBackwardOp, BatchNormTrainOp,
                BatchNormBackwardOp, LRNBackwardOp, ApplyOptimizerOp>(op))

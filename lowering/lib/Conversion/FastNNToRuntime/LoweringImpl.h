@@ -23,6 +23,10 @@ struct ArenaLayout {
   /// into a matmul.
   llvm::DenseMap<mlir::Operation *, int64_t> postOps;
   llvm::DenseMap<mlir::Operation *, mlir::Value> fusedBias;
+  /// Elementwise ops computed inside the loop nest of their only user (an
+  /// elementwise op of the same shape): their results take no memory and
+  /// they emit no code of their own.
+  llvm::DenseMap<mlir::Operation *, mlir::Operation *> inlinedInto;
   /// An allreduce's buffer (its bucket): one slice per input, back to back
   /// at aligned offsets, reduced in place by one collective call.
   struct Bucket {
@@ -52,6 +56,15 @@ struct ArenaLayout {
     return offsets.lookup(root(value));
   }
 };
+
+/// Ops lowered as one loop nest computing each element from the operands'
+/// elements at the same (broadcast) position (LoopCodegen.cpp).
+bool isElementwise(mlir::Operation *op);
+/// Reductions generated as loops (LoopCodegen.cpp): f32 ones where each
+/// output element reduces at most a few thousand elements (a bias
+/// gradient, a global pool), which oneDNN 2.6 may run on its reference
+/// implementation; the others are kernel calls.
+bool reducesInLoops(mlir::Operation *op);
 
 /// True if a backward op reads `op`'s saved state, so `op` must be created
 /// with the runtime's training variant.
@@ -120,8 +133,11 @@ private:
   void callForward(mlir::Location loc, llvm::StringRef forwardName,
                    int64_t kernel, llvm::ArrayRef<mlir::Value> pointers);
 
-  // Loops (ElementwiseCodegen.cpp).
+  // Loops (LoopCodegen.cpp).
   mlir::LogicalResult lowerLoopOp(mlir::Operation *op);
+  /// One loop nest for `root` and the producers inlined into it.
+  mlir::LogicalResult lowerElementwise(mlir::Operation *root);
+  mlir::LogicalResult lowerReduction(mlir::Operation *op);
   mlir::LogicalResult lowerAllFinite(mlir::fastnn::AllFiniteOp op);
   mlir::LogicalResult lowerUpdateLossScale(mlir::fastnn::UpdateLossScaleOp op);
   mlir::LogicalResult lowerNextBatch(mlir::fastnn::NextBatchOp op);

@@ -1,0 +1,84 @@
+// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+
+// A chain of elementwise ops, each result read once by the next op of the
+// same shape, is one loop nest: exp and neg are computed inside sqrt's loop,
+// in its span, and take no memory (the arena holds the input and the
+// output only).
+
+// CHECK: llvm.mlir.global internal constant @[[NAME:.*]]("sqrt root\00")
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: llvm.mlir.addressof @[[NAME]]
+// CHECK-NEXT: llvm.call @fnn_trace_begin
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<2x1024xf32>) outs(%{{.*}} : memref<2x1024xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[E:.*]] = math.exp %[[IN]] : f32
+// CHECK-NEXT: %[[N:.*]] = arith.negf %[[E]] : f32
+// CHECK-NEXT: %[[S:.*]] = math.sqrt %[[N]] : f32
+// CHECK-NEXT: linalg.yield %[[S]] : f32
+// CHECK: llvm.call @fnn_trace_end()
+// CHECK-NEXT: return
+// CHECK: llvm.mlir.global external constant @fnn_model_arena_bytes(16384 : i64)
+func.func @forward(%x: tensor<2x1024xf32>) -> tensor<2x1024xf32> {
+  %a = fastnn.exp %x : tensor<2x1024xf32> loc("a")
+  %b = fastnn.neg %a : tensor<2x1024xf32> loc("b")
+  %c = fastnn.sqrt %b : tensor<2x1024xf32> loc("root")
+  return %c : tensor<2x1024xf32>
+}
+
+// -----
+
+// Operands of the inlined ops are read at the same position as the root's:
+// the vector is broadcast to both, and a value read by two inlined ops is
+// one input of the nest.
+
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: linalg.generic {indexing_maps = [#map, #map1, #map], {{.*}} ins(%{{.*}}, %{{.*}} : memref<2x3xf32>, memref<3xf32>) outs(%{{.*}} : memref<2x3xf32>)
+// CHECK-NEXT: ^bb0(%[[X:[a-z0-9_]+]]: f32, %[[V:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[P:.*]] = arith.mulf %[[X]], %[[V]] : f32
+// CHECK-NEXT: %[[Q:.*]] = arith.addf %[[P]], %[[V]] : f32
+// CHECK-NEXT: linalg.yield %[[Q]] : f32
+// CHECK-NOT: linalg.generic
+func.func @forward(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> tensor<2x3xf32> {
+  %p = fastnn.mul %x, %v : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %q = fastnn.add %p, %v : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %q : tensor<2x3xf32>
+}
+
+// -----
+
+// Not inlined: a result that its user broadcasts (computing it per output
+// element would repeat the work), one read twice, and one whose operand is
+// written in between (the state update must not overtake the read).
+
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : memref<3xf32>) outs(%{{.*}} : memref<3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : memref<2x3xf32>, memref<3xf32>) outs(%{{.*}} : memref<2x3xf32>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.mulf
+// CHECK-NEXT: linalg.yield
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.tanh
+// CHECK-NEXT: linalg.yield
+// CHECK: linalg.copy
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.negf
+// CHECK-NEXT: linalg.yield
+fastnn.parameter @w trainable = dense<1.0> : tensor<2x3xf32>
+func.func @forward(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %w = fastnn.param @w : tensor<2x3xf32>
+  %e = fastnn.exp %v : tensor<3xf32>
+  %s = fastnn.add %x, %e : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %m = fastnn.mul %s, %s : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %t = fastnn.tanh %w : tensor<2x3xf32>
+  fastnn.update_state %m into %w : tensor<2x3xf32>
+  %n = fastnn.neg %t : tensor<2x3xf32>
+  return %m, %n : tensor<2x3xf32>, tensor<2x3xf32>
+}
