@@ -107,8 +107,8 @@ def forward_macs(name):
     return macs[0]
 
 
-def sgemm_peak(threads):
-    """Best fp32 matrix-product GFLOP/s of PyTorch's BLAS on the threads."""
+def sgemm_worker(threads):
+    """Prints the best fp32 2048^2 matrix-product GFLOP/s of PyTorch's BLAS."""
     torch.set_num_threads(threads)
     a, b = torch.rand(2048, 2048), torch.rand(2048, 2048)
     torch.mm(a, b)
@@ -117,10 +117,25 @@ def sgemm_peak(threads):
         start = time.perf_counter()
         torch.mm(a, b)
         best = max(best, 2 * 2048 ** 3 / (time.perf_counter() - start) / 1e9)
-    return best
+    print(best)
+
+
+def sgemm_peak(threads):
+    """The machine's sgemm peak on `threads` cores: in a process of its own
+    whose OpenBLAS may use them all (run.sh gives PyTorch's training runs
+    one BLAS thread, its best configuration here, which would make this a
+    one-core peak)."""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, __file__, "--sgemm-worker",
+                          str(threads)], env=env, check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    return float(out.split()[-1])
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--sgemm-worker":
+        sgemm_worker(int(sys.argv[2]))
+        return
     if len(sys.argv) > 1 and sys.argv[1] == "--torch-worker":
         name, batch, steps, threads = sys.argv[2:6]
         torch_worker(name, int(batch), int(steps), int(threads))
@@ -194,8 +209,9 @@ def main():
             platform.machine(), os.cpu_count(), cpu_name(),
             datetime.date.today().isoformat(), load_before[0],
             load_after[0]),
-        "- sgemm peak (torch.mm 2048^2, this run): %.1f GFLOP/s; train.bin's "
-        "GFLOP/s counts 3 x 2 x the forward's multiply-adds per image." % peak,
+        "- sgemm peak (torch.mm 2048^2, OpenBLAS on %d threads, this run): "
+        "%.1f GFLOP/s; train.bin's GFLOP/s counts 3 x 2 x the forward's "
+        "multiply-adds per image." % (args.threads, peak),
         "- PyTorch %s (Debian python3-torch), BLAS through LD_LIBRARY_PATH=%s "
         "(OPENBLAS_NUM_THREADS=%s)." % (
             torch.__version__, os.environ.get("LD_LIBRARY_PATH", "unset"),
