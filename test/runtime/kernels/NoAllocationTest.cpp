@@ -299,3 +299,19 @@ TEST_F(KernelTest, HandWrittenLrnDoesNotAllocate) {
               BookkeepingBytes);
   }
 }
+
+TEST_F(KernelTest, ParallelForDoesNotAllocate) {
+  // A generated loop nest's call, large enough to wake the team.
+  std::vector<float> Data(1 << 16, 1.f);
+  auto Scale = [](void *Context, int64_t Begin, int64_t End) {
+    float *Values = static_cast<float *>(Context);
+    for (int64_t I = Begin; I < End; ++I)
+      Values[I] *= 0.5f;
+  };
+  EXPECT_EQ(largestAllocationDuring([&] {
+              fnn_parallel_for(Scale, Data.data(),
+                               static_cast<int64_t>(Data.size()),
+                               int64_t(1) << 20);
+            }),
+            0u);
+}
