@@ -109,26 +109,23 @@ FailureOr<ScalarFn> elementwiseFn(Operation *op) {
     return ScalarFn([fn](OpBuilder &nb, Location nloc, ValueRange args,
                          Type t) -> Value { return fn(nb, nloc, args[0], t); });
   };
+  /// A float op of the math or arith dialect applied to the operand.
+  auto unaryMath = [&](auto mathOp) {
+    using MathOpT = decltype(mathOp);
+    return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
+      return MathOpT::create(nb, l, x).getResult();
+    });
+  };
 
   return llvm::TypeSwitch<Operation *, FailureOr<ScalarFn>>(op)
-      .Case([&](AddOp) -> FailureOr<ScalarFn> {
-        return binary(arith::AddFOp(), arith::AddIOp());
-      })
-      .Case([&](SubOp) -> FailureOr<ScalarFn> {
-        return binary(arith::SubFOp(), arith::SubIOp());
-      })
-      .Case([&](MulOp) -> FailureOr<ScalarFn> {
-        return binary(arith::MulFOp(), arith::MulIOp());
-      })
-      .Case([&](DivOp) -> FailureOr<ScalarFn> {
-        return binary(arith::DivFOp(), arith::DivSIOp());
-      })
-      .Case([&](MaxOp) -> FailureOr<ScalarFn> {
-        return binary(arith::MaximumFOp(), arith::MaxSIOp());
-      })
-      .Case([&](MinOp) -> FailureOr<ScalarFn> {
-        return binary(arith::MinimumFOp(), arith::MinSIOp());
-      })
+      .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
+      .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
+      .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
+      .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
+      .Case(
+          [&](MaxOp) { return binary(arith::MaximumFOp(), arith::MaxSIOp()); })
+      .Case(
+          [&](MinOp) { return binary(arith::MinimumFOp(), arith::MinSIOp()); })
       .Case([&](PowOp) -> FailureOr<ScalarFn> {
         if (!isFloat(elementType)) {
           op->emitOpError("expects a floating-point base");
@@ -136,36 +133,12 @@ FailureOr<ScalarFn> elementwiseFn(Operation *op) {
         }
         return binary(math::PowFOp(), math::PowFOp());
       })
-      .Case([&](NegOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return arith::NegFOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](AbsOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::AbsFOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](ExpOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::ExpOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](LogOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::LogOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](SqrtOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::SqrtOp::create(nb, l, x).getResult();
-        });
-      })
-      .Case([&](TanhOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-          return math::TanhOp::create(nb, l, x).getResult();
-        });
-      })
+      .Case([&](NegOp) { return unaryMath(arith::NegFOp()); })
+      .Case([&](AbsOp) { return unaryMath(math::AbsFOp()); })
+      .Case([&](ExpOp) { return unaryMath(math::ExpOp()); })
+      .Case([&](LogOp) { return unaryMath(math::LogOp()); })
+      .Case([&](SqrtOp) { return unaryMath(math::SqrtOp()); })
+      .Case([&](TanhOp) { return unaryMath(math::TanhOp()); })
       .Case([&](ReciprocalOp) -> FailureOr<ScalarFn> {
         return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
           return arith::DivFOp::create(nb, l, floatConstant(nb, l, t, 1.0), x)
