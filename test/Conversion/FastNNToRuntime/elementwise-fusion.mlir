@@ -82,3 +82,34 @@ func.func @forward(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<2x3xf32>, 
   %n = fastnn.neg %t : tensor<2x3xf32>
   return %m, %n : tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// -----
+
+// A user more than 8 ops later (a forward value read only by the backward)
+// does not take its producer in: the producer's operand would stay alive
+// until then beside its result.
+
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: math.exp
+// CHECK-NEXT: linalg.yield
+// CHECK-COUNT-9: arith.negf
+// CHECK: linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: linalg.yield
+func.func @forward(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %e = fastnn.exp %x : tensor<4xf32>
+  %n0 = fastnn.neg %y : tensor<4xf32>
+  %n1 = fastnn.neg %n0 : tensor<4xf32>
+  %n2 = fastnn.neg %n1 : tensor<4xf32>
+  %n3 = fastnn.neg %n2 : tensor<4xf32>
+  %n4 = fastnn.neg %n3 : tensor<4xf32>
+  %n5 = fastnn.neg %n4 : tensor<4xf32>
+  %n6 = fastnn.neg %n5 : tensor<4xf32>
+  %n7 = fastnn.neg %n6 : tensor<4xf32>
+  %n8 = fastnn.neg %n7 : tensor<4xf32>
+  %s = fastnn.add %e, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %s, %n8 : tensor<4xf32>, tensor<4xf32>
+}

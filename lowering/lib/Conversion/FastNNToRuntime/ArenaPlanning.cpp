@@ -79,9 +79,13 @@ void decideFusion(func::FuncOp forward, ArenaLayout &layout) {
   }
 }
 
-/// An elementwise op whose result only one elementwise op of the same shape
-/// reads is computed inside that op's loop nest: no buffer, and one pass
-/// over memory instead of two. Chains inline whole.
+/// How many ops after an elementwise op its user may stand for the op to be
+/// computed inside the user's loop nest.
+constexpr int kMaxInlineDistance = 8;
+
+/// An elementwise op whose result only one elementwise op of the same shape,
+/// a few ops later, reads is computed inside that op's loop nest: no
+/// buffer, and one pass over memory instead of two. Chains inline whole.
 void inlineElementwise(Block &body, ArenaLayout &layout) {
   for (Operation &op : body) {
     if (!isElementwise(&op) || op.getNumResults() != 1)
@@ -101,13 +105,23 @@ void inlineElementwise(Block &body, ArenaLayout &layout) {
           return layout.root(operand).getDefiningOp<AllReduceOp>();
         }))
       continue;
-    // Moving the reads to the user must not move them past a write to
-    // existing buffers (a state update, an optimizer step, a collective).
-    bool writesBetween = false;
-    for (Operation *between = op.getNextNode(); between != user;
-         between = between->getNextNode())
-      writesBetween |= !isMemoryEffectFree(between);
-    if (!writesBetween)
+    // The user must follow closely: moving the reads there keeps the
+    // producer's operands alive until then (a forward value read only in
+    // the backward would hold two buffers for one), and the scan below
+    // stays bounded. Nor may the reads move past a write to existing
+    // buffers (a state update, an optimizer step, a collective).
+    bool inlinable = false;
+    Operation *between = op.getNextNode();
+    for (int distance = 0; distance < kMaxInlineDistance; ++distance) {
+      if (between == user) {
+        inlinable = true;
+        break;
+      }
+      if (!isMemoryEffectFree(between))
+        break;
+      between = between->getNextNode();
+    }
+    if (inlinable)
       layout.inlinedInto[&op] = user;
   }
 }
