@@ -80,6 +80,38 @@ Value f32ToBF16Bits(OpBuilder &b, Location loc, Value value) {
       b, loc, nan, arith::ConstantIntOp::create(b, loc, 0x7fc0, 16), top);
 }
 
+/// A stored element of type \p element as the f32 that arithmetic on it
+/// uses (bf16 is stored as its i16 bits); other types are returned as they
+/// are.
+Value widenHalf(OpBuilder &b, Location loc, Value value, Type element) {
+  if (element.isBF16())
+    return bf16BitsToF32(b, loc, value);
+  if (element.isF16())
+    return arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+  return value;
+}
+
+/// The f32 \p value rounded to how type \p element is stored; the inverse
+/// of widenHalf.
+Value roundHalf(OpBuilder &b, Location loc, Value value, Type element) {
+  if (element.isBF16())
+    return f32ToBF16Bits(b, loc, value);
+  if (element.isF16())
+    return arith::TruncFOp::create(b, loc, element, value);
+  return value;
+}
+
+/// Leaky relu's select, shared by the op (\p value = x) and its gradient
+/// (\p value = dy): \p value where \p x >= 0, else alpha times it.
+Value leakySelect(OpBuilder &b, Location loc, Type type, Value x, Value value,
+                  double alpha) {
+  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
+                                         floatConstant(b, loc, type, 0.0));
+  Value scaled =
+      arith::MulFOp::create(b, loc, value, floatConstant(b, loc, type, alpha));
+  return arith::SelectOp::create(b, loc, positive, value, scaled);
+}
+
 /// How an elementwise op computes one element from its operands' elements
 /// (half-precision operands widened to f32) in type `t`; fails with an
 /// error on types the generator does not support.
@@ -164,13 +196,7 @@ FailureOr<ScalarFn> elementwiseFn(Operation *op) {
       .Case([&](LeakyReluOp leaky) -> FailureOr<ScalarFn> {
         double alpha = leaky.getAlpha().convertToDouble();
         return unaryFloat([=](OpBuilder &nb, Location l, Value x, Type t) {
-          Value zero = floatConstant(nb, l, t, 0.0);
-          Value positive =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, x, zero);
-          Value scaled =
-              arith::MulFOp::create(nb, l, x, floatConstant(nb, l, t, alpha));
-          return arith::SelectOp::create(nb, l, positive, x, scaled)
-              .getResult();
+          return leakySelect(nb, l, t, x, x, alpha);
         });
       })
       .Case([&](ClipOp clip) -> FailureOr<ScalarFn> {
@@ -238,15 +264,10 @@ FailureOr<ScalarFn> elementwiseFn(Operation *op) {
       })
       .Case([&](LeakyReluBackwardOp leaky) -> FailureOr<ScalarFn> {
         double alpha = leaky.getAlpha().convertToDouble();
-        return ScalarFn([=](OpBuilder &nb, Location l, ValueRange args,
-                            Type t) -> Value {
-          Value positive =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, args[0],
-                                    floatConstant(nb, l, t, 0.0));
-          Value scaled = arith::MulFOp::create(nb, l, args[1],
-                                               floatConstant(nb, l, t, alpha));
-          return arith::SelectOp::create(nb, l, positive, args[1], scaled);
-        });
+        return ScalarFn(
+            [=](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
+              return leakySelect(nb, l, t, args[0], args[1], alpha);
+            });
       })
       .Case([&](ClipBackwardOp clip) -> FailureOr<ScalarFn> {
         double lo = clip.getMin().convertToDouble();
@@ -562,41 +583,29 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
   linalg::GenericOp::create(
       b, loc, inputs, ValueRange{view(loc, result, stored(result))}, maps,
       parallel(rank), [&](OpBuilder &nb, Location nloc, ValueRange args) {
-        Type f32 = nb.getF32Type();
         // Half-precision arithmetic happens in f32: operands are widened
         // and each op's result rounded to its type once, also where the
         // next op reads it without a trip through memory.
-        auto widen = [&](Value value, Type element) -> Value {
-          if (element.isBF16())
-            return bf16BitsToF32(nb, nloc, value);
-          if (element.isF16())
-            return arith::ExtFOp::create(nb, nloc, f32, value);
-          return value;
-        };
-        auto narrow = [&](Value value, Type element) -> Value {
-          if (element.isBF16())
-            return f32ToBF16Bits(nb, nloc, value);
-          if (element.isF16())
-            return arith::TruncFOp::create(nb, nloc, element, value);
-          return value;
-        };
         std::function<Value(Operation *)> compute = [&](Operation *op) {
           SmallVector<Value> values;
           for (Value operand : op->getOperands()) {
             Operation *producer = operand.getDefiningOp();
             Type element = elementOf(operand);
             if (producer && layout.inlinedInto.lookup(producer) == op)
-              values.push_back(
-                  widen(narrow(compute(producer), element), element));
+              values.push_back(widenHalf(
+                  nb, nloc, roundHalf(nb, nloc, compute(producer), element),
+                  element));
             else
-              values.push_back(widen(args[leafIndex.lookup(operand)], element));
+              values.push_back(widenHalf(
+                  nb, nloc, args[leafIndex.lookup(operand)], element));
           }
           Type inputElement = elementOf(op->getOperand(0));
           return scalarFns[op](nb, nloc, values,
-                               isHalf(inputElement) ? f32 : inputElement);
+                               isHalf(inputElement) ? nb.getF32Type()
+                                                    : inputElement);
         };
-        linalg::YieldOp::create(nb, nloc,
-                                narrow(compute(root), elementOf(result)));
+        linalg::YieldOp::create(
+            nb, nloc, roundHalf(nb, nloc, compute(root), elementOf(result)));
       });
   return success();
 }
