@@ -73,10 +73,19 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
     return "cannot read the file: " + buffer.getError().message();
   bool text = llvm::sys::path::extension(path) == ".onnxtxt";
   if (text) {
-    onnx::OnnxParser parser((*buffer)->getBufferStart());
-    auto status = parser.Parse(model);
-    if (!status.IsOK()) {
-      std::string message = status.ErrorMessage();
+    std::string message;
+    // The parser reports most errors in its status but lets the standard
+    // library's exceptions escape (std::stof on a float literal out of
+    // range, such as alpha = 1e39).
+    try {
+      onnx::OnnxParser parser((*buffer)->getBufferStart());
+      auto status = parser.Parse(model);
+      if (!status.IsOK())
+        message = status.ErrorMessage();
+    } catch (const std::exception &e) {
+      message = std::string("a literal cannot be read (") + e.what() + ")";
+    }
+    if (!message.empty()) {
       std::replace(message.begin(), message.end(), '\n', ' ');
       return "is not valid ONNX text: " + message;
     }

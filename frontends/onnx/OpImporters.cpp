@@ -321,6 +321,22 @@ LogicalResult importMatMul(NodeImporter &n) {
     a = n.reshape(*a, {1, aType.getDimSize(0)});
   if (vectorB)
     b = n.reshape(*b, {bType.getDimSize(0), 1});
+  // A stack of matrices times one matrix (a linear layer over channels-last
+  // activations, as ConvNeXt's) is one 2-D product over the stacked rows:
+  // one GEMM, and the product the matmul gradient differentiates.
+  if (aType.getRank() > 2 && bType.getRank() == 2) {
+    ArrayRef<int64_t> shape = aType.getShape();
+    int64_t rows = 1;
+    for (int64_t dim : shape.drop_back())
+      rows *= dim;
+    FailureOr<Value> product =
+        n.create<MatMulOp>(ValueRange{n.reshape(*a, {rows, shape.back()}), *b});
+    if (failed(product))
+      return failure();
+    SmallVector<int64_t> resultShape(shape);
+    resultShape.back() = bType.getDimSize(1);
+    return defineResult(n, n.reshape(*product, resultShape));
+  }
   FailureOr<Value> product = n.create<MatMulOp>(ValueRange{*a, *b});
   if (failed(product) || (!vectorA && !vectorB))
     return defineResult(n, product);
@@ -412,6 +428,49 @@ LogicalResult importClip(NodeImporter &n) {
   return defineResult(
       n, n.create<ClipOp>(*x, {namedAttr(n, "min", b.getF64FloatAttr(lo)),
                                namedAttr(n, "max", b.getF64FloatAttr(hi))}));
+}
+
+/// max(0, min(1, alpha * x + beta)) as mul, add and clip, whose gradients
+/// the training step already has.
+FailureOr<Value> hardSigmoid(NodeImporter &n, Value x, double alpha,
+                             double beta) {
+  Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
+  FailureOr<Value> linear = x;
+  if (alpha != 1.0)
+    linear = n.create<MulOp>(
+        ValueRange{*linear, n.scalarConstant(elementType, alpha)});
+  if (succeeded(linear) && beta != 0.0)
+    linear = n.create<AddOp>(
+        ValueRange{*linear, n.scalarConstant(elementType, beta)});
+  if (failed(linear))
+    return failure();
+  Builder &b = n.builder();
+  return n.create<ClipOp>(*linear, {namedAttr(n, "min", b.getF64FloatAttr(0)),
+                                    namedAttr(n, "max", b.getF64FloatAttr(1))});
+}
+
+LogicalResult importHardSigmoid(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  double alpha = n.floatAttr("alpha", 0.2), beta = n.floatAttr("beta", 0.5);
+  for (auto [name, value] :
+       {std::pair<StringRef, double>{"alpha", alpha}, {"beta", beta}})
+    if (!std::isfinite(value))
+      return n.error("attribute '" + name + "' must be a finite number");
+  return defineResult(n, hardSigmoid(n, *x, alpha, beta));
+}
+
+/// x * HardSigmoid(x) with alpha 1/6 and beta 0.5 (opset 14's definition;
+/// PyTorch's x * relu6(x + 3) / 6).
+LogicalResult importHardSwish(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> gate = hardSigmoid(n, *x, 1.0 / 6.0, 0.5);
+  if (failed(gate))
+    return failure();
+  return defineResult(n, n.create<MulOp>(ValueRange{*x, *gate}));
 }
 
 LogicalResult importDropout(NodeImporter &n) {
@@ -910,12 +969,15 @@ OpImporter lookupOpImporter(StringRef opType) {
       {"Conv", importConv},
       {"Div", importBinary<DivOp>},
       {"Dropout", importDropout},
+      {"Erf", importUnary<ErfOp>},
       {"Exp", importUnary<ExpOp>},
       {"Flatten", importFlatten},
       {"Gather", importGather},
       {"Gemm", importGemm},
       {"GlobalAveragePool", importGlobalPool<ReduceMeanOp>},
       {"GlobalMaxPool", importGlobalPool<ReduceMaxOp>},
+      {"HardSigmoid", importHardSigmoid},
+      {"HardSwish", importHardSwish},
       {"Identity", importIdentity},
       {"LRN", importLRN},
       {"LeakyRelu", importLeakyRelu},

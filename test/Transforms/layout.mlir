@@ -121,3 +121,19 @@ func.func @branches(%x: tensor<1x3x6x6xf32>) -> tensor<1x6xf32> {
   %m = fastnn.reduce_mean %q {axes = array<i64: 2, 3>} : tensor<1x6x6x6xf32> -> tensor<1x6xf32>
   return %m : tensor<1x6xf32>
 }
+
+// -----
+
+// Transposes move through erf like through the other elementwise ops: the
+// pair around a channels-last GELU (ConvNeXt's) cancels.
+
+// CHECK-LABEL: func.func @erf_between_transposes(
+// CHECK-SAME: %[[X:.*]]: tensor<2x4x3x3xf32>
+// CHECK-NEXT: %[[E:.*]] = fastnn.erf %[[X]] : tensor<2x4x3x3xf32>
+// CHECK-NEXT: return %[[E]]
+func.func @erf_between_transposes(%x: tensor<2x4x3x3xf32>) -> tensor<2x4x3x3xf32> {
+  %t = fastnn.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x4x3x3xf32> -> tensor<2x3x3x4xf32>
+  %e = fastnn.erf %t : tensor<2x3x3x4xf32>
+  %u = fastnn.transpose %e {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x3x3x4xf32> -> tensor<2x4x3x3xf32>
+  return %u : tensor<2x4x3x3xf32>
+}

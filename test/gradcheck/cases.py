@@ -17,11 +17,16 @@ finite differences, with the ONNX ops that reach them:
                                  only), alpha large enough that the
                                  cross-channel term matters
   matmul (Gemm, MatMul)          all four transpose cases, alpha, beta, bias
-                                 broadcast from [N], [M, 1], [1, N]; 1-D MatMul
+                                 broadcast from [N], [M, 1], [1, N]; 1-D MatMul;
+                                 3-D times 2-D MatMul (imported as a 2-D
+                                 product between reshapes)
   add sub mul div                with broadcasting on either side; a value
                                  read twice (gradient accumulation); Sum, Mean
   pow reciprocal                 Pow (base and exponent), Reciprocal
-  relu leaky_relu clip sigmoid tanh exp log sqrt neg abs
+  relu leaky_relu clip sigmoid tanh exp log sqrt neg abs erf
+                                 HardSigmoid (default and given alpha,
+                                 beta) and HardSwish, imported as mul, add,
+                                 clip and mul
   softmax log_softmax            along inner and outer axes
   dropout_train                  Dropout (ratio 0.3; one mask per step)
   cast                           Cast to float64 and back around a float64
@@ -38,8 +43,8 @@ finite differences, with the ONNX ops that reach them:
 
 Not differentiated, each checked for a clear error at the ONNX node: max, min
 (Max, Min), reduce_max, reduce_min (ReduceMax, ReduceMin, GlobalMaxPool),
-reflect and edge pad, strided slice, gather of float data; MatMul of 3-D
-operands (the matmul rule takes 2-D products only).
+reflect and edge pad, strided slice, gather of float data; MatMul of two
+3-D operands (the matmul rule takes 2-D products only).
 
 Rules no training step reaches, so not checked here: batch_norm and dropout
 (fastnn-build-train-step replaces them by their training forms), sign (only
@@ -47,7 +52,8 @@ the abs rule creates it, and nothing differentiates the backward pass).
 
 Inputs sit away from kinks by more than the perturbation (|h v| <= 0.01):
 relu, leaky_relu and abs inputs at |x| >= 0.05, clip inputs 0.05 from both
-bounds, max-pool inputs distinct by 0.03 or more so no window's argmax moves,
+bounds (HardSigmoid's and HardSwish's from the x where alpha x + beta is 0
+or 1), max-pool inputs distinct by 0.03 or more so no window's argmax moves,
 log, sqrt, div and reciprocal inputs with |x| >= 0.5.
 """
 from dataclasses import dataclass, field
@@ -314,6 +320,12 @@ def matmul_vector(r):
                 [node("MatMul", ["a", "b"])])
 
 
+@case("matmul")
+def matmul_stacked(r):
+    return Case({"a": smooth(r, 2, 3, 4), "b": smooth(r, 4, 5)},
+                [node("MatMul", ["a", "b"])])
+
+
 # ---------------------------------------------------------------------------
 # Elementwise binary ops
 
@@ -387,6 +399,7 @@ for _name, _builder in {
     "leaky_relu": unary("LeakyRelu", lambda r: away(r, 3, 5), alpha=0.2),
     "sigmoid": unary("Sigmoid", lambda r: smooth(r, 3, 5, lo=-3, hi=3)),
     "tanh": unary("Tanh", lambda r: smooth(r, 3, 5, lo=-2, hi=2)),
+    "erf": unary("Erf", lambda r: smooth(r, 3, 5, lo=-2, hi=2)),
     "exp": unary("Exp", lambda r: smooth(r, 3, 5)),
     "log": unary("Log", lambda r: smooth(r, 3, 5, lo=0.5, hi=2.0)),
     "sqrt": unary("Sqrt", lambda r: smooth(r, 3, 5, lo=0.5, hi=2.0)),
@@ -412,6 +425,27 @@ def clip(r):
     return Case({"x": x}, [node("Clip", ["x", "lo", "hi"])],
                 constants=[const("lo", -0.4, np.float32),
                            const("hi", 0.5, np.float32)])
+
+
+@case("unary")
+def hard_sigmoid_default(r):
+    # alpha 0.2, beta 0.5: kinks at x = -2.5 and 2.5.
+    x = away(r, 3, 5, kinks=(-2.5, 2.5), lo=-4, hi=4)
+    return Case({"x": x}, [node("HardSigmoid", ["x"])])
+
+
+@case("unary")
+def hard_sigmoid_alpha_beta(r):
+    # Kinks at x = (0 - 0.3) / 0.5 and (1 - 0.3) / 0.5.
+    x = away(r, 3, 5, kinks=(-0.6, 1.4), lo=-2, hi=2)
+    return Case({"x": x}, [node("HardSigmoid", ["x"], alpha=0.5, beta=0.3)])
+
+
+@case("unary")
+def hard_swish(r):
+    # Kinks at x = -3 and 3; inputs on both flat sides and the curve.
+    x = away(r, 3, 5, kinks=(-3.0, 3.0), lo=-4, hi=4)
+    return Case({"x": x}, [node("HardSwish", ["x"])], opset=14)
 
 
 @case("unary")
@@ -572,8 +606,8 @@ for _name, _builder in {
         {"x": (5, 3)}, "Gather",
         "gathers of floating-point data are not differentiated yet",
         [("indices", [4, 0, 2])]),
-    "matmul_3d": not_differentiated(
-        {"a": (2, 3, 4), "b": (4, 5)}, "MatMul",
+    "matmul_batched": not_differentiated(
+        {"a": (2, 3, 4), "b": (2, 4, 5)}, "MatMul",
         "only 2-D products are differentiated"),
 }.items():
     _builder.__name__ = _name

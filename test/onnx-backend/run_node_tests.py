@@ -26,15 +26,17 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-# The operators of the CPU-backend issue; a test is "of" one of these when its
-# graph's first node is one.
+# The operators of the CPU-backend issue, and the activations of torchvision's
+# exports (Erf of GELU, HardSigmoid and HardSwish); a test is "of" one of these
+# when its graph's first node is one.
 REQUIRED_OPS = {
     "Conv", "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
     "GlobalMaxPool", "Gemm", "MatMul", "Relu", "LeakyRelu", "Clip", "Sigmoid",
     "Tanh", "Softmax", "LogSoftmax", "Add", "Sub", "Mul", "Div", "Sqrt", "Exp",
     "Log", "Neg", "Abs", "Concat", "Reshape", "Flatten", "Transpose", "Pad",
     "Dropout", "ReduceMean", "ReduceSum", "ReduceMax", "Identity", "Constant",
-    "Cast", "Squeeze", "Unsqueeze", "Slice", "Gather", "Shape",
+    "Cast", "Squeeze", "Unsqueeze", "Slice", "Gather", "Shape", "Erf",
+    "HardSigmoid", "HardSwish",
 }
 
 

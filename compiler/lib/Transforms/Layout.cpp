@@ -89,7 +89,7 @@ struct SinkThroughElementwise : RewritePattern {
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
     if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, AbsOp, ExpOp,
-             LogOp, SqrtOp, ReciprocalOp, ReluOp, SigmoidOp, TanhOp,
+             LogOp, SqrtOp, ReciprocalOp, ReluOp, SigmoidOp, TanhOp, ErfOp,
              LeakyReluOp, ClipOp, CastOp, DropoutOp>(op) ||
         op->getNumResults() != 1)
       return failure();

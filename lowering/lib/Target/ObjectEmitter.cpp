@@ -33,6 +33,10 @@ void fastnn::buildLowerToLLVMDialectPipeline(OpPassManager &pm) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
+  // What LLVM has no intrinsic for (math.erf) becomes a libm call, as the
+  // intrinsics of tanh, exp and log become on x86 anyway; train.bin and
+  // infer.bin link libm.
+  pm.addPass(createConvertMathToLibmPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());

@@ -113,3 +113,30 @@ func.func @forward(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tens
   %s = fastnn.add %e, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %s, %n8 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// GELU as exported (x * (1 + erf(x / sqrt 2)) * 0.5) is one loop nest whose
+// body computes erf with math.erf.
+
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<2x8xf32>, memref<f32>, memref<f32>, memref<f32>) outs(%{{.*}} : memref<2x8xf32>)
+// CHECK-NEXT: ^bb0(%[[X:[a-z0-9_]+]]: f32, %[[R:[a-z0-9_]+]]: f32, %[[ONE:[a-z0-9_]+]]: f32, %[[HALF:[a-z0-9_]+]]: f32, %{{.*}}: f32):
+// CHECK-NEXT: %[[D:.*]] = arith.divf %[[X]], %[[R]] : f32
+// CHECK-NEXT: %[[E:.*]] = math.erf %[[D]] : f32
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[E]], %[[ONE]] : f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[X]], %[[A]] : f32
+// CHECK-NEXT: %[[Y:.*]] = arith.mulf %[[M]], %[[HALF]] : f32
+// CHECK-NEXT: linalg.yield %[[Y]] : f32
+// CHECK-NOT: linalg.generic
+func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+  %root2 = fastnn.constant dense<1.41421354> : tensor<f32>
+  %one = fastnn.constant dense<1.0> : tensor<f32>
+  %half = fastnn.constant dense<0.5> : tensor<f32>
+  %d = fastnn.div %x, %root2 : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %e = fastnn.erf %d : tensor<2x8xf32>
+  %a = fastnn.add %e, %one : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  %m = fastnn.mul %x, %a : (tensor<2x8xf32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+  %y = fastnn.mul %m, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}

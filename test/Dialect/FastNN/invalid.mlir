@@ -621,6 +621,14 @@ func.func @tanh_result_type(%a: tensor<2xf32>) -> tensor<3xf32> {
 
 // -----
 
+func.func @erf_integer(%a: tensor<2xi64>) -> tensor<2xi64> {
+  // expected-error @+1 {{operand #0 must be statically shaped tensor of 16-bit float or bfloat16 type or 32-bit float or 64-bit float values}}
+  %0 = fastnn.erf %a : tensor<2xi64>
+  return %0 : tensor<2xi64>
+}
+
+// -----
+
 func.func @clip_min_above_max(%a: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error @+1 {{expects min <= max, got 6.000000e+00 > 0.000000e+00}}
   %0 = fastnn.clip %a {min = 6.0 : f64, max = 0.0 : f64} : tensor<2xf32>

@@ -146,7 +146,7 @@ func.func @binary(%x: tensor<2x3xf32>, %row: tensor<3xf32>, %col: tensor<2x1xf32
 }
 
 // CHECK-LABEL: func.func @unary
-func.func @unary(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+func.func @unary(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
   // CHECK: fastnn.neg %{{.*}} : tensor<2x3xf32>
   // CHECK: fastnn.abs %{{.*}} : tensor<2x3xf32>
   // CHECK: fastnn.exp %{{.*}} : tensor<2x3xf32>
@@ -156,6 +156,7 @@ func.func @unary(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tens
   // CHECK: fastnn.relu %{{.*}} : tensor<2x3xf32>
   // CHECK: fastnn.sigmoid %{{.*}} : tensor<2x3xf32>
   // CHECK: fastnn.tanh %{{.*}} : tensor<2x3xf32>
+  // CHECK: fastnn.erf %{{.*}} : tensor<2x3xf32>
   %0 = fastnn.neg %x : tensor<2x3xf32>
   %1 = fastnn.abs %x : tensor<2x3xf32>
   %2 = fastnn.exp %x : tensor<2x3xf32>
@@ -165,7 +166,8 @@ func.func @unary(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tens
   %6 = fastnn.relu %x : tensor<2x3xf32>
   %7 = fastnn.sigmoid %x : tensor<2x3xf32>
   %8 = fastnn.tanh %x : tensor<2x3xf32>
-  return %0, %1, %2, %3, %4, %5, %6, %7, %8 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+  %9 = fastnn.erf %x : tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
 // CHECK-LABEL: func.func @activations_with_attributes

@@ -171,6 +171,7 @@ FailureOr<ScalarFn> elementwiseFn(Operation *op) {
       .Case([&](LogOp) { return unaryMath(math::LogOp()); })
       .Case([&](SqrtOp) { return unaryMath(math::SqrtOp()); })
       .Case([&](TanhOp) { return unaryMath(math::TanhOp()); })
+      .Case([&](ErfOp) { return unaryMath(math::ErfOp()); })
       .Case([&](ReciprocalOp) -> FailureOr<ScalarFn> {
         return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
           return arith::DivFOp::create(nb, l, floatConstant(nb, l, t, 1.0), x)
@@ -438,9 +439,10 @@ LogicalResult RunEmitter::lowerUpdateLossScale(UpdateLossScaleOp op) {
 
 bool isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, AbsOp,
-             ExpOp, LogOp, SqrtOp, TanhOp, ReciprocalOp, ReluOp, SigmoidOp,
-             LeakyReluOp, ClipOp, CastOp, ReluBackwardOp, LeakyReluBackwardOp,
-             ClipBackwardOp, SignOp, BroadcastOp, DropoutTrainOp>(op);
+             ExpOp, LogOp, SqrtOp, TanhOp, ErfOp, ReciprocalOp, ReluOp,
+             SigmoidOp, LeakyReluOp, ClipOp, CastOp, ReluBackwardOp,
+             LeakyReluBackwardOp, ClipBackwardOp, SignOp, BroadcastOp,
+             DropoutTrainOp>(op);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::fastnn;
@@ -398,6 +399,15 @@ FASTNN_UNARY_GRADIENT(TanhOp, {
   Value oneMinus = binary<SubOp>(b, loc, scalar(b, loc, elementType, 1.0),
                                  binary<MulOp>(b, loc, y, y));
   return binary<MulOp>(b, loc, dy, oneMinus);
+})
+FASTNN_UNARY_GRADIENT(ErfOp, {
+  // d erf(x) = 2 / sqrt(pi) * e^(-x^2).
+  Value gauss =
+      ExpOp::create(b, loc, NegOp::create(b, loc, binary<MulOp>(b, loc, x, x)));
+  Value slope =
+      binary<MulOp>(b, loc, gauss,
+                    scalar(b, loc, elementType, 2 * llvm::numbers::inv_sqrtpi));
+  return binary<MulOp>(b, loc, dy, slope);
 })
 FASTNN_UNARY_GRADIENT(LeakyReluOp, {
   return LeakyReluBackwardOp::create(b, loc, x.getType(), x, dy,

@@ -276,6 +276,7 @@ def FastNN_ReciprocalOp : FastNN_UnaryOp<"reciprocal"> { let summary = "1 / x"; 
 def FastNN_ReluOp : FastNN_UnaryOp<"relu"> { let summary = "max(x, 0)"; }
 def FastNN_SigmoidOp : FastNN_UnaryOp<"sigmoid"> { let summary = "1 / (1 + e^-x)"; }
 def FastNN_TanhOp : FastNN_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
+def FastNN_ErfOp : FastNN_UnaryOp<"erf"> { let summary = "Gauss error function"; }
 
 def FastNN_LeakyReluOp : FastNN_UnaryOp<"leaky_relu"> {
   let summary = "x if x >= 0 else alpha * x";
