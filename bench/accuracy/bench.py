@@ -47,17 +47,27 @@ def fastnn_run(args, tmp, data, seed):
     if not top1 or not loss:
         raise RuntimeError("unexpected train.bin output:\n%s\n%s"
                            % (out[-2000:], evaluation))
-    return float(top1.group(1)), float(loss[-1]), seconds
+    config = dict(line.split("=", 1) for line in run(
+        [binary] + flags + ["--print-config"]).splitlines() if "=" in line)
+    return float(top1.group(1)), float(loss[-1]), seconds, config
 
 
-def pytorch_run(args, seed):
+def pytorch_run(args, seed, config):
+    """PyTorch with train.bin's effective optimizer, schedule, batch and
+    epochs (`train.bin --print-config`, defaults included)."""
+    settings = ["num_epochs", "batch_size", "learning_rate", "momentum",
+                "warmup_steps", "learning_rate_decay_type",
+                "learning_rate_decay_factor", "end_learning_rate",
+                "num_sample_per_epoch"]
+    if config["optimizer"] != "momentum" or config["warmup_scheme"] != "t2t":
+        raise RuntimeError("fashion_mnist_pytorch.py trains with momentum "
+                           "and t2t warm-up only")
     out = run([sys.executable,
                os.path.join(ROOT, "bench", "train", "fashion_mnist_pytorch.py"),
-               "--data", FASHION_MNIST, "--epochs", main_job_value("num_epochs"),
-               "--batch-size", main_job_value("batch_size"),
-               "--learning-rate", main_job_value("learning_rate"),
-               "--momentum", main_job_value("momentum"),
-               "--threads", str(args.threads), "--seed", str(seed)])
+               "--data", FASHION_MNIST, "--threads", str(args.threads),
+               "--seed", str(seed)] +
+              ["--%s=%s" % (key.replace("_", "-"), config[key])
+               for key in settings if config[key] != "None"])
     losses = [float(v) for v in re.findall(r"mean loss ([0-9.]+)", out)]
     result = re.search(r"train_seconds=([0-9.]+) .* test_top1=([0-9.]+)", out)
     if not result or not losses:
@@ -76,6 +86,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     args.fastnnc = os.path.join(args.build_dir, "bin", "fastnnc")
@@ -88,12 +99,13 @@ def main():
         log("== Fashion-MNIST: convert")
         run([fastnn_data, "convert", "--format=idx", "--input=" + FASHION_MNIST,
              "--output=" + data, "--name=fashion-mnist", "--shards=4"])
-        for seed in range(args.seeds):
+        for seed in range(args.first_seed, args.first_seed + args.seeds):
             log("== seed %d: train.bin" % seed)
-            results["train.bin"].append(fastnn_run(args, tmp, data, seed))
+            *result, config = fastnn_run(args, tmp, data, seed)
+            results["train.bin"].append(tuple(result))
             log("  top1 %.4f, mean loss %.4f, %.0f s" % results["train.bin"][-1])
             log("== seed %d: PyTorch" % seed)
-            results["PyTorch"].append(pytorch_run(args, seed))
+            results["PyTorch"].append(pytorch_run(args, seed, config))
             log("  top1 %.4f, mean loss %.4f, %.0f s" % results["PyTorch"][-1])
     load_after = os.getloadavg()
 
@@ -103,11 +115,11 @@ def main():
         "`bench/accuracy/run.sh`: configs/fashion_mnist_lenet.txt (%s epochs "
         "of momentum SGD, lr %s, momentum %s, batch %s) trained by train.bin "
         "and by bench/train/fashion_mnist_pytorch.py (the same zoo module), "
-        "seeds 0-%d, each seed's initial weights the same on both sides; "
+        "seeds %d-%d, each seed's initial weights the same on both sides; "
         "top-1 on the 10000 test images; %d thread(s)." % (
             main_job_value("num_epochs"), main_job_value("learning_rate"),
             main_job_value("momentum"), main_job_value("batch_size"),
-            args.seeds - 1, args.threads),
+            args.first_seed, args.first_seed + args.seeds - 1, args.threads),
         "",
         "- Machine: %s, %d cores (`%s`); %s. Load average (1 min) %.2f "
         "before, %.2f after the run (the machine is shared)." % (

@@ -8,10 +8,13 @@ split. Prints one line per epoch and a final machine-readable line:
 
 Preprocessing matches train.bin's lenet preprocessing, (pixel - 128) / 128;
 the training order is a fresh shuffle per epoch, as the TFRecord pipeline's
-shuffle buffer gives.
+shuffle buffer gives. The learning rate follows train.bin's schedule keys
+(warm-up and TF-slim's decays, docs/hyperparameters.md); bench/accuracy/
+bench.py passes them from `train.bin --print-config`.
 """
 import argparse
 import gzip
+import math
 import os
 import struct
 import sys
@@ -45,13 +48,41 @@ def load(directory, split):
     return torch.from_numpy(images), torch.from_numpy(labels)
 
 
+def learning_rate(args, epoch_size, g):
+    """train.bin's rate for update g (0-based), docs/hyperparameters.md:
+    t2t warm-up, then TF-slim's decay every 2 epochs."""
+    rate = args.learning_rate
+    if g < args.warmup_steps:
+        rate *= math.exp(math.log(0.01) / args.warmup_steps) ** (
+            args.warmup_steps - g)
+    decay_steps = int(epoch_size * 2.0 / args.batch_size)
+    if args.learning_rate_decay_type == "exponential":
+        rate *= args.learning_rate_decay_factor ** (g // decay_steps)
+    elif args.learning_rate_decay_type == "polynomial":
+        rate = ((rate - args.end_learning_rate) *
+                (1 - min(g, decay_steps) / decay_steps) +
+                args.end_learning_rate)
+    return rate
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
-    parser.add_argument("--epochs", type=int, default=2)
+    parser.add_argument("--epochs", "--num-epochs", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--learning-rate", type=float, default=0.01)
     parser.add_argument("--momentum", type=float, default=0.9)
+    parser.add_argument("--warmup-steps", type=int, default=0,
+                        help="t2t warm-up: from 1/100 of the rate, growing "
+                        "exponentially to it over this many steps")
+    parser.add_argument("--learning-rate-decay-type", default="fixed",
+                        choices=["fixed", "exponential", "polynomial"])
+    parser.add_argument("--learning-rate-decay-factor", type=float,
+                        default=0.94)
+    parser.add_argument("--end-learning-rate", type=float, default=0.0001)
+    parser.add_argument("--num-sample-per-epoch", type=int,
+                        help="the epoch size decay counts in (default: the "
+                        "training set's)")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
@@ -61,9 +92,13 @@ def main():
     train_images, train_labels = load(args.data, "train")
     test_images, test_labels = load(args.data, "test")
     model = LeNet(num_classes=10)
-    optimizer = torch.optim.SGD(model.parameters(), lr=args.learning_rate,
+    # A base rate of 1 makes LambdaLR's factor the rate itself.
+    optimizer = torch.optim.SGD(model.parameters(), lr=1.0,
                                 momentum=args.momentum)
     steps_per_epoch = len(train_labels) // args.batch_size
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda g: learning_rate(
+            args, args.num_sample_per_epoch or len(train_labels), g))
     start = time.perf_counter()
     for epoch in range(args.epochs):
         model.train()
@@ -76,6 +111,7 @@ def main():
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
+            scheduler.step()
             total += loss.item()
         print(f"epoch {epoch + 1}: mean loss {total / steps_per_epoch:.4f}",
               flush=True)
