@@ -291,9 +291,13 @@ Value GraphImporter::untieParameter(Value value, const std::string &newName,
                                   source.getInitialValue());
   // The symbol table renames on a clash, so the copy's name is unique.
   SymbolTable(*module).insert(copy);
-  emitWarning(loc) << "Identity copies parameter '" << read.getName()
-                   << "'; imported as separate parameter '" << copy.getSymName()
-                   << "' so that training does not tie them";
+  // PyTorch's exporter ties every pair of equal initial tensors (all zero
+  // biases, say): one full warning, the rest counted into one line.
+  if (untiedParameters++ == 0)
+    emitWarning(loc) << "Identity copies parameter '" << read.getName()
+                     << "'; imported as separate parameter '"
+                     << copy.getSymName()
+                     << "' so that training does not tie them";
   return ParamOp::create(bodyBuilder, loc, copy.getType(), copy.getSymName());
 }
 
@@ -463,6 +467,10 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   for (auto [index, node] : llvm::enumerate(graph.node()))
     if (failed(importNode(node, index)))
       return nullptr;
+  if (untiedParameters > 1)
+    emitWarning(fileLoc()) << untiedParameters - 1
+                           << " more Identity nodes copy parameters; each "
+                              "copy is imported as a separate parameter too";
 
   SmallVector<Value> results;
   for (const auto &output : graph.output()) {

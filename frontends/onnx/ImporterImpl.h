@@ -198,6 +198,8 @@ private:
   llvm::StringMap<const onnx::TensorProto *> constantInitializers;
   llvm::StringSet<> usedNames;
   llvm::StringSet<> statisticNames;
+  /// Identity copies of parameters imported as parameters of their own.
+  int64_t untiedParameters = 0;
 };
 
 } // namespace fastnn::onnx_import
