@@ -47,8 +47,10 @@ def fastnn_run(args, tmp, data, seed):
     if not top1 or not loss:
         raise RuntimeError("unexpected train.bin output:\n%s\n%s"
                            % (out[-2000:], evaluation))
+    # key=value lines, each after a "# from FILE:LINE" comment.
     config = dict(line.split("=", 1) for line in run(
-        [binary] + flags + ["--print-config"]).splitlines() if "=" in line)
+        [binary] + flags + ["--print-config"]).splitlines()
+        if "=" in line and not line.startswith("#"))
     return float(top1.group(1)), float(loss[-1]), seconds, config
 
 

@@ -45,6 +45,30 @@ def relative_error(actual, expected):
     return float(np.max(np.abs(actual - expected)) / max(np.max(np.abs(expected)), 1e-30))
 
 
+def run_infer(fastnnc, onnx_file, tmp, images, names, batch_size):
+    """Compiles onnx_file with --mode=infer, runs it on `images` and returns
+    its outputs `names`."""
+    exe = tmp / "infer.bin"
+    subprocess.run([fastnnc, str(onnx_file), "--mode=infer",
+                    f"--batch-size={batch_size}", "-o", str(exe)], check=True)
+    np.save(tmp / "images.npy", images)
+    subprocess.run([str(exe), "--input", f"images={tmp / 'images.npy'}",
+                    "--output-dir", str(tmp)], check=True,
+                   stdout=subprocess.DEVNULL)
+    return [np.load(tmp / f"{name}.npy") for name in names]
+
+
+def compare(model, name, ours, against):
+    """Prints each peer's relative error; True if one exceeds TOLERANCE."""
+    failed = False
+    for peer, expected in against.items():
+        error = relative_error(ours, expected)
+        verdict = "ok" if error <= TOLERANCE else "FAIL"
+        failed |= not error <= TOLERANCE
+        print(f"{model} {name} vs {peer}: relative error {error:.2e} {verdict}")
+    return failed
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", required=True)
@@ -60,21 +84,14 @@ def main():
         tmp = Path(tmp)
         onnx_file = tmp / "model.onnx"
         export_model(args.model, str(onnx_file))
-        exe = tmp / "infer.bin"
-        subprocess.run([args.fastnnc, str(onnx_file), "--mode=infer",
-                        f"--batch-size={args.batch_size}", "-o", str(exe)],
-                       check=True)
-
         torch_model, config = build_model(args.model)
         torch_model.eval()
         shape = (args.batch_size, config["channels"], config["image_size"],
                  config["image_size"])
         images = np.random.RandomState(1).uniform(-1, 1, shape).astype(np.float32)
-        np.save(tmp / "images.npy", images)
-        subprocess.run([str(exe), "--input", f"images={tmp / 'images.npy'}",
-                        "--output-dir", str(tmp)], check=True, stdout=subprocess.DEVNULL)
         names = output_names(args.model)
-        ours = [np.load(tmp / f"{name}.npy") for name in names]
+        ours = run_infer(args.fastnnc, onnx_file, tmp, images, names,
+                         args.batch_size)
 
         session = onnxruntime.InferenceSession(
             inference_copy(onnx.load(str(onnx_file))).SerializeToString(),
@@ -93,11 +110,7 @@ def main():
             against = {"onnxruntime": ort[i]}
             if i < len(reference) and reference[i] is not None:
                 against["pytorch"] = reference[i]
-            for peer, expected in against.items():
-                error = relative_error(ours[i], expected)
-                verdict = "ok" if error <= TOLERANCE else "FAIL"
-                failed |= error > TOLERANCE
-                print(f"{args.model} {name} vs {peer}: relative error {error:.2e} {verdict}")
+            failed |= compare(args.model, name, ours[i], against)
         sys.exit(1 if failed else 0)
 
 

@@ -21,6 +21,38 @@ IMAGE_SIZE = {"lenet": 28, "cifarnet": 32, "alexnet_v2": 224, "vgg_16": 224,
               "mobilenet_v2": 64}
 
 
+def overfit(name, fastnnc, onnx_file, tmp, steps, learning_rate=0.005,
+            weight_decay=0.00004, batch=4):
+    """Compiles onnx_file into tmp/train.bin, trains `steps` momentum-SGD
+    steps on one fixed mock batch and exits with FAILED unless every loss is
+    finite and the mean of the last 5 is below 0.8 x the first."""
+    hparams = tmp / "hp.txt"
+    hparams.write_text(
+        f"batch_size={batch}\nnum_classes=10\noptimizer=momentum\n"
+        f"momentum=0.9\nlearning_rate={learning_rate}\n"
+        "learning_rate_decay_type=fixed\n"
+        f"weight_decay={weight_decay}\nstop_at_step={steps}\n"
+        "log_loss_every_n_iters=1\ndataset_name=mock\n"
+        # One mock batch: the fixed batch the model must overfit.
+        f"num_sample_per_epoch={batch}\nnum_epochs={steps}\n")
+    subprocess.run([fastnnc, str(onnx_file), "-o", str(tmp / "train.bin"),
+                    "--hparams", str(hparams)], check=True)
+    ran = subprocess.run([str(tmp / "train.bin"), "--hparams", str(hparams),
+                          "--train_dir=" + str(tmp / "run")],
+                         capture_output=True, text=True)
+    if ran.returncode != 0:
+        sys.exit(f"FAILED: train.bin: {ran.stderr.strip()}")
+    losses = [float(m.group(1))
+              for m in re.finditer(r"loss=([-+0-9.eEinfa]+)", ran.stdout)]
+    if len(losses) != steps or not all(math.isfinite(x) for x in losses):
+        sys.exit(f"FAILED: expected {steps} finite losses, got {losses}")
+    tail = sum(losses[-5:]) / 5
+    print(f"{name}: loss {losses[0]:.4f} at step 1, {tail:.4f} over the "
+          f"last 5 of {steps} steps")
+    if tail >= 0.8 * losses[0]:
+        sys.exit("FAILED: the loss did not fall")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", required=True)
@@ -36,29 +68,7 @@ def main():
                         "-o", str(tmp / "model.onnx"), "--num-classes", "10",
                         "--image-size", str(IMAGE_SIZE[args.model])],
                        check=True, stdout=subprocess.DEVNULL)
-        hparams = tmp / "hp.txt"
-        hparams.write_text(
-            "batch_size=4\nnum_classes=10\noptimizer=momentum\nmomentum=0.9\n"
-            "learning_rate=0.005\nlearning_rate_decay_type=fixed\n"
-            f"weight_decay=0.00004\nstop_at_step={args.steps}\n"
-            "log_loss_every_n_iters=1\ndataset_name=mock\n"
-            # One mock batch: the fixed batch the model must overfit.
-            f"num_sample_per_epoch=4\nnum_epochs={args.steps}\n")
-        subprocess.run([args.fastnnc, str(tmp / "model.onnx"), "-o",
-                        str(tmp / "train.bin"), "--hparams", str(hparams)],
-                       check=True)
-        ran = subprocess.run([str(tmp / "train.bin"), "--hparams", str(hparams)],
-                             capture_output=True, text=True)
-    if ran.returncode != 0:
-        sys.exit(f"FAILED: train.bin: {ran.stderr.strip()}")
-    losses = [float(m.group(1)) for m in re.finditer(r"loss=([-+0-9.eEinfa]+)", ran.stdout)]
-    if len(losses) != args.steps or not all(math.isfinite(x) for x in losses):
-        sys.exit(f"FAILED: expected {args.steps} finite losses, got {losses}")
-    tail = sum(losses[-5:]) / 5
-    print(f"{args.model}: loss {losses[0]:.4f} at step 1, {tail:.4f} over the "
-          f"last 5 of {args.steps} steps")
-    if tail >= 0.8 * losses[0]:
-        sys.exit("FAILED: the loss did not fall")
+        overfit(args.model, args.fastnnc, tmp / "model.onnx", tmp, args.steps)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,6 @@ then
     AdamW, diverges at mobilenet's 0.05).
 """
 import argparse
-import math
-import re
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -26,7 +23,8 @@ import onnxruntime
 import torch
 import torchvision
 
-from check_infer_parity import TOLERANCE, relative_error
+from check_infer_parity import compare, run_infer
+from check_overfit import overfit
 
 IMAGE_SIZE = 96
 BATCH = 4
@@ -52,52 +50,18 @@ def main():
                           input_names=["images"], output_names=["logits"],
                           opset_version=13, do_constant_folding=False)
 
-        subprocess.run([args.fastnnc, str(onnx_file), "--mode=infer",
-                        "-o", str(tmp / "infer.bin")], check=True)
-        np.save(tmp / "images.npy", images)
-        subprocess.run([str(tmp / "infer.bin"), "--input",
-                        f"images={tmp / 'images.npy'}", "--output-dir",
-                        str(tmp)], check=True, stdout=subprocess.DEVNULL)
-        ours = np.load(tmp / "logits.npy")
+        [ours] = run_infer(args.fastnnc, onnx_file, tmp, images, ["logits"],
+                           BATCH)
         session = onnxruntime.InferenceSession(
             str(onnx_file), providers=["CPUExecutionProvider"])
         with torch.no_grad():
-            peers = {"onnxruntime": session.run(["logits"],
-                                                {"images": images})[0],
-                     "pytorch": module(torch.from_numpy(images)).numpy()}
-        failed = False
-        for peer, expected in peers.items():
-            error = relative_error(ours, expected)
-            failed |= not error <= TOLERANCE
-            print(f"{args.model} logits vs {peer}: relative error {error:.2e} "
-                  f"{'ok' if error <= TOLERANCE else 'FAIL'}")
-
-        hparams = tmp / "hp.txt"
-        hparams.write_text(
-            f"batch_size={BATCH}\nnum_classes=10\noptimizer=momentum\n"
-            f"momentum=0.9\nlearning_rate={args.learning_rate}\n"
-            "learning_rate_decay_type=fixed\nweight_decay=0\n"
-            f"stop_at_step={STEPS}\nlog_loss_every_n_iters=1\n"
-            "dataset_name=mock\nsave_checkpoints_steps=0\n"
-            # One mock batch: the fixed batch the model must overfit.
-            f"num_sample_per_epoch={BATCH}\nnum_epochs={STEPS}\n")
-        subprocess.run([args.fastnnc, str(onnx_file), "-o",
-                        str(tmp / "train.bin"), "--hparams", str(hparams)],
-                       check=True, stderr=subprocess.DEVNULL)
-        ran = subprocess.run([str(tmp / "train.bin"), "--hparams",
-                              str(hparams), "--train_dir=" + str(tmp / "run")],
-                             capture_output=True, text=True)
-    if ran.returncode != 0:
-        sys.exit(f"FAILED: train.bin: {ran.stderr.strip()}")
-    losses = [float(m.group(1))
-              for m in re.finditer(r"loss=([-+0-9.eEinfa]+)", ran.stdout)]
-    if len(losses) != STEPS or not all(math.isfinite(x) for x in losses):
-        sys.exit(f"FAILED: expected {STEPS} finite losses, got {losses}")
-    tail = sum(losses[-5:]) / 5
-    print(f"{args.model}: loss {losses[0]:.4f} at step 1, {tail:.4f} over the "
-          f"last 5 of {STEPS} steps")
-    failed |= tail >= 0.8 * losses[0]
-    sys.exit(1 if failed else 0)
+            against = {"onnxruntime": session.run(["logits"],
+                                                  {"images": images})[0],
+                       "pytorch": module(torch.from_numpy(images)).numpy()}
+        if compare(args.model, "logits", ours, against):
+            sys.exit("FAILED: infer.bin differs from its peers")
+        overfit(args.model, args.fastnnc, onnx_file, tmp, STEPS,
+                learning_rate=args.learning_rate, weight_decay=0, batch=BATCH)
 
 
 if __name__ == "__main__":
