@@ -95,6 +95,14 @@ void fnn_copy_to_host(fnn_device *device, void *dst, const void *src,
                       size_t bytes);
 /* Waits for all work enqueued on the device. */
 void fnn_device_synchronize(fnn_device *device);
+/* The kind of device this runtime library drives (the CPU runtime:
+ * FNN_DEVICE_CPU): drivers create their device from it, so an executable
+ * runs on the target whose runtime it was linked with. */
+int64_t fnn_device_default_kind(void);
+/* Non-zero when host code may read and write the device's memory in place
+ * (CPU), so that drivers can skip staging copies; 0 when only
+ * fnn_copy_to_device / fnn_copy_to_host reach it (CUDA). */
+int64_t fnn_device_host_addressable(fnn_device *device);
 
 /* The reason the last call on this thread failed, or "" if none did. */
 const char *fnn_last_error(void);
