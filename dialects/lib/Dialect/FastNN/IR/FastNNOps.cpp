@@ -288,6 +288,12 @@ LogicalResult BatchNormOp::verify() {
   return success();
 }
 
+SmallVector<unsigned> BatchNormOp::getActivationOperands() {
+  return {getInputMutable().getOperandNumber()};
+}
+
+SmallVector<unsigned> BatchNormOp::getActivationResults() { return {0}; }
+
 LogicalResult LRNOp::verify() {
   if (getInput().getType().getRank() != 4)
     return emitOpError("expects a 4-D input, got ") << getInput().getType();

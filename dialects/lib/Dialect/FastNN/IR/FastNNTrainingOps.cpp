@@ -30,6 +30,23 @@ LogicalResult BatchNormTrainOp::verify() {
   return success();
 }
 
+SmallVector<unsigned> BatchNormTrainOp::getActivationOperands() {
+  return {getInputMutable().getOperandNumber()};
+}
+
+/// The batch's mean and variance are statistics.
+SmallVector<unsigned> BatchNormTrainOp::getActivationResults() { return {0}; }
+
+SmallVector<unsigned> BatchNormBackwardOp::getActivationOperands() {
+  return {getInputMutable().getOperandNumber(),
+          getGradOutputMutable().getOperandNumber()};
+}
+
+/// The scale's and bias's gradients have the parameters' type.
+SmallVector<unsigned> BatchNormBackwardOp::getActivationResults() {
+  return {0};
+}
+
 LogicalResult DropoutTrainOp::verify() {
   if (getRatio().convertToDouble() >= 1.0)
     return emitOpError("expects a ratio in [0, 1)");

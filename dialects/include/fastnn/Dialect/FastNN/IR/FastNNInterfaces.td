@@ -1,4 +1,9 @@
-//===- FastNNInterfaces.td - fastnn op interfaces ----------*- tablegen -*-===//
+//===- FastNNInterfaces.td - fastnn op interfaces, traits --*- tablegen -*-===//
+//
+// What passes ask of an op by kind (is it elementwise, does it care about
+// the layout, which precision does it compute in, does it run as a runtime
+// kernel) is said here once, on the ops, instead of in lists in each pass.
+//
 
 #ifndef FASTNN_DIALECT_FASTNN_IR_FASTNNINTERFACES_TD
 #define FASTNN_DIALECT_FASTNN_IR_FASTNNINTERFACES_TD
@@ -28,5 +33,76 @@ def FastNN_GradientOpInterface : OpInterface<"GradientOpInterface"> {
            "::llvm::SmallVectorImpl<::mlir::Value> &":$operandGrads)>
   ];
 }
+
+def FastNN_ActivationsOpInterface : OpInterface<"ActivationsOpInterface"> {
+  let cppNamespace = "::mlir::fastnn";
+  let description = [{
+    Which operands and results of an op hold activations, for ops that also
+    take parameters or statistics which keep their type when activations
+    change it (batch norm's scale, bias, mean and variance stay f32 under
+    fastnn-mixed-precision). Ops without the interface treat every
+    floating-point operand and result as an activation.
+  }];
+  let methods = [
+    InterfaceMethod<"The operand numbers of the activations.",
+      "::llvm::SmallVector<unsigned>", "getActivationOperands">,
+    InterfaceMethod<"The result numbers of the activations.",
+      "::llvm::SmallVector<unsigned>", "getActivationResults">
+  ];
+}
+
+//===----------------------------------------------------------------------===//
+// Traits (C++: ::mlir::OpTrait::fastnn::<name>, op->hasTrait<...>())
+//===----------------------------------------------------------------------===//
+
+class FastNN_OpTrait<string name> : NativeOpTrait<name> {
+  let cppNamespace = "::mlir::OpTrait::fastnn";
+}
+
+// Each result element is a function of the operands' elements at the same
+// position (numpy-broadcast to the result's shape), and of that position:
+// the op is generated as one loop nest, into which elementwise producers of
+// the same shape can be inlined.
+def FastNN_Elementwise : FastNN_OpTrait<"Elementwise">;
+
+// Computes each element from the operands' elements at the same position
+// only (no broadcasting of a non-scalar operand, no dependence on the
+// position): transposing every operand the same way transposes the result,
+// so fastnn-layout moves transposes through the op.
+def FastNN_LayoutAgnostic : FastNN_OpTrait<"LayoutAgnostic">;
+
+// Has a `layout` attribute (NCHW or NHWC) that the runtime kernels take
+// either way; fastnn-layout sets it to the layout the target's kernels
+// prefer.
+def FastNN_SelectableLayout : FastNN_OpTrait<"SelectableLayout">;
+
+// fastnn-mixed-precision computes the op in the low type whatever its
+// inputs are (the products where the low type pays: convolutions, matrix
+// products; TensorFlow's allow list).
+def FastNN_LowPrecision : FastNN_OpTrait<"LowPrecision">;
+
+// fastnn-mixed-precision computes the op in the low type when an
+// activation arrives in it (ops that move, select or combine values
+// without losing accuracy in it; TensorFlow's infer list). Ops with
+// neither precision trait stay as they are.
+def FastNN_FollowsPrecision : FastNN_OpTrait<"FollowsPrecision">;
+
+// Runs as a call of a runtime kernel (abi.h) rather than as generated
+// loops; reductions small enough for loops are the exception (see the
+// lowering's reducesInLoops).
+def FastNN_RunsAsKernel : FastNN_OpTrait<"RunsAsKernel">;
+
+// A backward op whose kernel is made from its forward op's kernel and
+// reads what it saved (argmax, scaling): the forward op must run as the
+// kernel's training variant.
+def FastNN_ReusesForwardKernel : FastNN_OpTrait<"ReusesForwardKernel">;
+
+// Result i is operand i's value in operand i's memory (a reshape's view,
+// inference dropout's identity, the batch next_batch fetches into the input
+// buffers): the lowering gives it no buffer and no code of its own.
+def FastNN_ResultsAliasOperands : FastNN_OpTrait<"ResultsAliasOperands">;
+
+// Reduces its single operand over the `axes` attribute, with `keepdims`.
+def FastNN_Reduction : FastNN_OpTrait<"Reduction">;
 
 #endif // FASTNN_DIALECT_FASTNN_IR_FASTNNINTERFACES_TD

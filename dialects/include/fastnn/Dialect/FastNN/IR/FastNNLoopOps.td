@@ -44,7 +44,7 @@ def FastNN_LoopYieldOp : FastNN_Op<"loop_yield", [Pure, Terminator,
 }
 
 def FastNN_NextBatchOp : FastNN_Op<"next_batch", [
-    MemoryEffects<[MemRead, MemWrite]>,
+    MemoryEffects<[MemRead, MemWrite]>, FastNN_ResultsAliasOperands,
     AllTypesMatch<["images", "next_images"]>,
     AllTypesMatch<["labels", "next_labels"]>]> {
   let summary = "the next batch of the input, in the step's input buffers";

@@ -13,6 +13,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "fastnn/Dialect/FastNN/IR/FastNNTraits.h"
+
 #include "fastnn/Dialect/FastNN/IR/FastNNEnums.h.inc"
 #include "fastnn/Dialect/FastNN/IR/FastNNInterfaces.h.inc"
 

@@ -84,7 +84,8 @@ def FastNN_ConstantOp : FastNN_Op<"constant", [ConstantLike, Pure,
 // Convolution, pooling, normalisation
 //===----------------------------------------------------------------------===//
 
-def FastNN_Conv2DOp : FastNN_ComputeOp<"conv2d"> {
+def FastNN_Conv2DOp : FastNN_ComputeOp<"conv2d", [FastNN_RunsAsKernel,
+    FastNN_SelectableLayout, FastNN_LowPrecision]> {
   let summary = "2-D convolution with groups, strides, dilations and padding";
   let description = [{
     `input` is NCHW (or NHWC with `layout = #fastnn.layout<nhwc>`), `filter` is
@@ -111,7 +112,8 @@ def FastNN_Conv2DOp : FastNN_ComputeOp<"conv2d"> {
 }
 
 class FastNN_Pool2DOp<string mnemonic> : FastNN_ComputeOp<mnemonic,
-    [SameOperandsAndResultElementType]> {
+    [SameOperandsAndResultElementType, FastNN_RunsAsKernel,
+     FastNN_SelectableLayout, FastNN_FollowsPrecision]> {
   let results = (outs FastNN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
 }
@@ -174,7 +176,9 @@ def FastNN_AvgPool2DOp : FastNN_Pool2DOp<"avg_pool2d"> {
 }
 
 def FastNN_BatchNormOp : FastNN_ComputeOp<"batch_norm",
-    [AllElementTypesMatch<["scale", "bias", "mean", "variance"]>]> {
+    [AllElementTypesMatch<["scale", "bias", "mean", "variance"]>,
+     FastNN_RunsAsKernel, FastNN_SelectableLayout, FastNN_FollowsPrecision,
+     DeclareOpInterfaceMethods<FastNN_ActivationsOpInterface>]> {
   let summary = "batch normalisation with given statistics";
   let description = [{
     y = scale * (x - mean) / sqrt(variance + epsilon) + bias, per channel.
@@ -200,7 +204,7 @@ def FastNN_BatchNormOp : FastNN_ComputeOp<"batch_norm",
   let hasVerifier = 1;
 }
 
-def FastNN_LRNOp : FastNN_SameTypeOp<"lrn"> {
+def FastNN_LRNOp : FastNN_SameTypeOp<"lrn", [FastNN_RunsAsKernel]> {
   let summary = "local response normalisation across channels";
   let description = [{
     ONNX semantics: y = x / (bias + alpha / size * sum(x^2 over `size`
@@ -221,7 +225,8 @@ def FastNN_LRNOp : FastNN_SameTypeOp<"lrn"> {
 //===----------------------------------------------------------------------===//
 
 def FastNN_MatMulOp : FastNN_ComputeOp<"matmul",
-    [SameOperandsAndResultElementType]> {
+    [SameOperandsAndResultElementType, FastNN_RunsAsKernel,
+     FastNN_LowPrecision]> {
   let summary = "matrix product, batched with broadcasting";
   let description = [{
     Operands of rank >= 2; leading (batch) dimensions broadcast as in numpy.
@@ -239,7 +244,8 @@ def FastNN_MatMulOp : FastNN_ComputeOp<"matmul",
 
 class FastNN_BinaryOp<string mnemonic, list<Trait> traits = []>
     : FastNN_ComputeOp<mnemonic, !listconcat(
-        [SameOperandsAndResultElementType], traits)> {
+        [SameOperandsAndResultElementType, FastNN_Elementwise,
+         FastNN_LayoutAgnostic], traits)> {
   let description = [{
     Elementwise with numpy (ONNX multidirectional) broadcasting.
   }];
@@ -249,22 +255,29 @@ class FastNN_BinaryOp<string mnemonic, list<Trait> traits = []>
   let hasFolder = 1;
 }
 
-def FastNN_AddOp : FastNN_BinaryOp<"add", [Commutative]> { let summary = "lhs + rhs"; }
-def FastNN_SubOp : FastNN_BinaryOp<"sub"> { let summary = "lhs - rhs"; }
-def FastNN_MulOp : FastNN_BinaryOp<"mul", [Commutative]> { let summary = "lhs * rhs"; }
+def FastNN_AddOp : FastNN_BinaryOp<"add", [Commutative, FastNN_FollowsPrecision]> {
+  let summary = "lhs + rhs";
+}
+def FastNN_SubOp : FastNN_BinaryOp<"sub", [FastNN_FollowsPrecision]> {
+  let summary = "lhs - rhs";
+}
+def FastNN_MulOp : FastNN_BinaryOp<"mul", [Commutative, FastNN_FollowsPrecision]> {
+  let summary = "lhs * rhs";
+}
 def FastNN_DivOp : FastNN_BinaryOp<"div"> { let summary = "lhs / rhs"; }
 def FastNN_MaxOp : FastNN_BinaryOp<"max", [Commutative]> { let summary = "max(lhs, rhs)"; }
 def FastNN_MinOp : FastNN_BinaryOp<"min", [Commutative]> { let summary = "min(lhs, rhs)"; }
 def FastNN_PowOp : FastNN_BinaryOp<"pow"> { let summary = "lhs ^ rhs"; }
 
 class FastNN_UnaryOp<string mnemonic, list<Trait> traits = []>
-    : FastNN_SameTypeOp<mnemonic, traits> {
+    : FastNN_SameTypeOp<mnemonic, !listconcat(
+        [FastNN_Elementwise, FastNN_LayoutAgnostic], traits)> {
   let arguments = (ins FastNN_FloatTensor:$input);
   let results = (outs FastNN_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input)";
 }
 
-def FastNN_NegOp : FastNN_UnaryOp<"neg"> {
+def FastNN_NegOp : FastNN_UnaryOp<"neg", [FastNN_FollowsPrecision]> {
   let summary = "-x";
   let hasFolder = 1;
 }
@@ -273,25 +286,28 @@ def FastNN_ExpOp : FastNN_UnaryOp<"exp"> { let summary = "e^x"; }
 def FastNN_LogOp : FastNN_UnaryOp<"log"> { let summary = "natural logarithm"; }
 def FastNN_SqrtOp : FastNN_UnaryOp<"sqrt"> { let summary = "square root"; }
 def FastNN_ReciprocalOp : FastNN_UnaryOp<"reciprocal"> { let summary = "1 / x"; }
-def FastNN_ReluOp : FastNN_UnaryOp<"relu"> { let summary = "max(x, 0)"; }
+def FastNN_ReluOp : FastNN_UnaryOp<"relu", [FastNN_FollowsPrecision]> {
+  let summary = "max(x, 0)";
+}
 def FastNN_SigmoidOp : FastNN_UnaryOp<"sigmoid"> { let summary = "1 / (1 + e^-x)"; }
 def FastNN_TanhOp : FastNN_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
 def FastNN_ErfOp : FastNN_UnaryOp<"erf"> { let summary = "Gauss error function"; }
 
-def FastNN_LeakyReluOp : FastNN_UnaryOp<"leaky_relu"> {
+def FastNN_LeakyReluOp : FastNN_UnaryOp<"leaky_relu", [FastNN_FollowsPrecision]> {
   let summary = "x if x >= 0 else alpha * x";
   let arguments = (ins FastNN_FloatTensor:$input,
                        DefaultValuedAttr<F64Attr, "0.01">:$alpha);
 }
 
-def FastNN_ClipOp : FastNN_UnaryOp<"clip"> {
+def FastNN_ClipOp : FastNN_UnaryOp<"clip", [FastNN_FollowsPrecision]> {
   let summary = "min(max(x, min), max); relu6 is clip 0..6";
   let arguments = (ins FastNN_FloatTensor:$input, F64Attr:$min, F64Attr:$max);
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
 }
 
-def FastNN_DropoutOp : FastNN_UnaryOp<"dropout"> {
+def FastNN_DropoutOp : FastNN_UnaryOp<"dropout", [FastNN_FollowsPrecision,
+    FastNN_ResultsAliasOperands]> {
   let summary = "dropout (identity at inference)";
   let description = [{
     In training each element is zeroed with probability `ratio` and the rest
@@ -304,7 +320,8 @@ def FastNN_DropoutOp : FastNN_UnaryOp<"dropout"> {
   let hasFolder = 1;
 }
 
-def FastNN_CastOp : FastNN_ComputeOp<"cast", [SameOperandsAndResultShape]> {
+def FastNN_CastOp : FastNN_ComputeOp<"cast", [SameOperandsAndResultShape,
+    FastNN_Elementwise, FastNN_LayoutAgnostic]> {
   let summary = "element type conversion";
   let description = [{
     Float to float rounds to nearest even; float to integer truncates towards
@@ -325,7 +342,7 @@ def FastNN_CastOp : FastNN_ComputeOp<"cast", [SameOperandsAndResultShape]> {
 // Softmax and reductions
 //===----------------------------------------------------------------------===//
 
-def FastNN_SoftmaxOp : FastNN_SameTypeOp<"softmax"> {
+def FastNN_SoftmaxOp : FastNN_SameTypeOp<"softmax", [FastNN_RunsAsKernel]> {
   let summary = "softmax along one axis";
   let arguments = (ins FastNN_FloatTensor:$input, I64Attr:$axis);
   let results = (outs FastNN_FloatTensor:$result);
@@ -333,7 +350,8 @@ def FastNN_SoftmaxOp : FastNN_SameTypeOp<"softmax"> {
   let hasVerifier = 1;
 }
 
-def FastNN_LogSoftmaxOp : FastNN_SameTypeOp<"log_softmax"> {
+def FastNN_LogSoftmaxOp : FastNN_SameTypeOp<"log_softmax",
+    [FastNN_RunsAsKernel]> {
   let summary = "log of softmax along one axis, computed stably";
   let arguments = (ins FastNN_FloatTensor:$input, I64Attr:$axis);
   let results = (outs FastNN_FloatTensor:$result);
@@ -342,7 +360,7 @@ def FastNN_LogSoftmaxOp : FastNN_SameTypeOp<"log_softmax"> {
 }
 
 class FastNN_ReduceOp<string mnemonic> : FastNN_ComputeOp<mnemonic,
-    [SameOperandsAndResultElementType]> {
+    [SameOperandsAndResultElementType, FastNN_Reduction, FastNN_RunsAsKernel]> {
   let description = [{
     Reduces the listed `axes` (non-negative, distinct, ascending); with
     `keepdims` they stay as size-1 dimensions. Global pooling is a reduction
@@ -363,7 +381,8 @@ def FastNN_ReduceMinOp : FastNN_ReduceOp<"reduce_min"> { let summary = "minimum 
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def FastNN_ConcatOp : FastNN_ComputeOp<"concat", [SameOperandsAndResultElementType]> {
+def FastNN_ConcatOp : FastNN_ComputeOp<"concat", [SameOperandsAndResultElementType,
+    FastNN_FollowsPrecision]> {
   let summary = "concatenation along one axis";
   let arguments = (ins Variadic<FastNN_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs FastNN_Tensor:$result);
@@ -372,7 +391,8 @@ def FastNN_ConcatOp : FastNN_ComputeOp<"concat", [SameOperandsAndResultElementTy
 }
 
 def FastNN_ReshapeOp : FastNN_Op<"reshape", [Pure,
-    SameOperandsAndResultElementType,
+    SameOperandsAndResultElementType, FastNN_ResultsAliasOperands,
+    FastNN_FollowsPrecision,
     DeclareOpInterfaceMethods<FastNN_GradientOpInterface>]> {
   let summary = "reinterprets a tensor with another shape of the same size";
   let description = [{
@@ -387,7 +407,7 @@ def FastNN_ReshapeOp : FastNN_Op<"reshape", [Pure,
 }
 
 def FastNN_TransposeOp : FastNN_ComputeOp<"transpose",
-    [SameOperandsAndResultElementType]> {
+    [SameOperandsAndResultElementType, FastNN_FollowsPrecision]> {
   let summary = "permutes dimensions: result dim i is input dim permutation[i]";
   let arguments = (ins FastNN_Tensor:$input, DenseI64ArrayAttr:$permutation);
   let results = (outs FastNN_Tensor:$result);
@@ -395,7 +415,8 @@ def FastNN_TransposeOp : FastNN_ComputeOp<"transpose",
   let hasFolder = 1;
 }
 
-def FastNN_PadOp : FastNN_ComputeOp<"pad", [SameOperandsAndResultElementType]> {
+def FastNN_PadOp : FastNN_ComputeOp<"pad", [SameOperandsAndResultElementType,
+    FastNN_FollowsPrecision]> {
   let summary = "pads every dimension";
   let description = [{
     `pads` holds all begin amounts then all end amounts (ONNX order), each
@@ -411,6 +432,7 @@ def FastNN_PadOp : FastNN_ComputeOp<"pad", [SameOperandsAndResultElementType]> {
 }
 
 def FastNN_SliceOp : FastNN_Op<"slice", [Pure, SameOperandsAndResultElementType,
+    FastNN_FollowsPrecision,
     DeclareOpInterfaceMethods<FastNN_GradientOpInterface>]> {
   let summary = "strided window of a tensor";
   let description = [{
@@ -427,7 +449,7 @@ def FastNN_SliceOp : FastNN_Op<"slice", [Pure, SameOperandsAndResultElementType,
 }
 
 def FastNN_GatherOp : FastNN_ComputeOp<"gather", [
-    AllElementTypesMatch<["input", "result"]>]> {
+    AllElementTypesMatch<["input", "result"]>, FastNN_FollowsPrecision]> {
   let summary = "takes slices along `axis` at the given indices";
   let description = [{
     Result shape is input.shape[:axis] + indices.shape + input.shape[axis+1:].

@@ -15,6 +15,8 @@
 
 def FastNN_BatchNormTrainOp : FastNN_Op<"batch_norm_train", [Pure,
     DeclareOpInterfaceMethods<FastNN_GradientOpInterface>,
+    FastNN_RunsAsKernel, FastNN_FollowsPrecision,
+    DeclareOpInterfaceMethods<FastNN_ActivationsOpInterface>,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
   let summary = "batch normalisation with the batch's statistics";
@@ -35,6 +37,7 @@ def FastNN_BatchNormTrainOp : FastNN_Op<"batch_norm_train", [Pure,
 
 def FastNN_DropoutTrainOp : FastNN_Op<"dropout_train", [Pure,
     DeclareOpInterfaceMethods<FastNN_GradientOpInterface>,
+    FastNN_Elementwise, FastNN_FollowsPrecision,
     AllTypesMatch<["input", "result"]>]> {
   let summary = "training-mode dropout with a counter-based random mask";
   let description = [{
@@ -54,7 +57,8 @@ def FastNN_DropoutTrainOp : FastNN_Op<"dropout_train", [Pure,
 // Backward ops
 //===----------------------------------------------------------------------===//
 
-def FastNN_Conv2DBackwardOp : FastNN_Op<"conv2d_backward", [Pure]> {
+def FastNN_Conv2DBackwardOp : FastNN_Op<"conv2d_backward", [Pure,
+    FastNN_RunsAsKernel, FastNN_LowPrecision]> {
   let summary = "gradients of conv2d with respect to input, filter and bias";
   let description = [{
     Carries the forward convolution's attributes. `grad_bias` sums
@@ -74,7 +78,8 @@ def FastNN_Conv2DBackwardOp : FastNN_Op<"conv2d_backward", [Pure]> {
   let hasVerifier = 1;
 }
 
-def FastNN_Pool2DBackwardOp : FastNN_Op<"pool2d_backward", [Pure]> {
+def FastNN_Pool2DBackwardOp : FastNN_Op<"pool2d_backward", [Pure,
+    FastNN_RunsAsKernel, FastNN_ReusesForwardKernel]> {
   let summary = "gradient of a max or average pooling";
   let description = [{
     `forward_output` is the result of the max_pool2d or avg_pool2d whose
@@ -89,6 +94,8 @@ def FastNN_Pool2DBackwardOp : FastNN_Op<"pool2d_backward", [Pure]> {
 }
 
 def FastNN_BatchNormBackwardOp : FastNN_Op<"batch_norm_backward", [Pure,
+    FastNN_RunsAsKernel, FastNN_FollowsPrecision,
+    DeclareOpInterfaceMethods<FastNN_ActivationsOpInterface>,
     AllTypesMatch<["input", "grad_output", "grad_input"]>,
     AllTypesMatch<["scale", "mean", "variance", "grad_scale", "grad_bias"]>]> {
   let summary = "gradients of batch_norm_train";
@@ -104,6 +111,7 @@ def FastNN_BatchNormBackwardOp : FastNN_Op<"batch_norm_backward", [Pure,
 }
 
 def FastNN_LRNBackwardOp : FastNN_Op<"lrn_backward", [Pure,
+    FastNN_RunsAsKernel, FastNN_ReusesForwardKernel,
     AllTypesMatch<["input", "forward_output", "grad_output", "grad_input"]>]> {
   let summary = "gradient of lrn";
   let description = [{
@@ -119,7 +127,8 @@ def FastNN_LRNBackwardOp : FastNN_Op<"lrn_backward", [Pure,
 }
 
 class FastNN_MaskedGradOp<string mnemonic> : FastNN_Op<mnemonic, [Pure,
-    AllTypesMatch<["forward", "grad_output", "grad_input"]>]> {
+    AllTypesMatch<["forward", "grad_output", "grad_input"]>,
+    FastNN_Elementwise, FastNN_LayoutAgnostic, FastNN_FollowsPrecision]> {
   let results = (outs FastNN_FloatTensor:$grad_input);
   let assemblyFormat = "operands attr-dict `:` type($forward)";
 }
@@ -142,7 +151,8 @@ def FastNN_ClipBackwardOp : FastNN_MaskedGradOp<"clip_backward"> {
       FastNN_FloatTensor:$grad_output, F64Attr:$min, F64Attr:$max);
 }
 
-def FastNN_SignOp : FastNN_SameTypeOp<"sign"> {
+def FastNN_SignOp : FastNN_SameTypeOp<"sign", [FastNN_Elementwise,
+    FastNN_LayoutAgnostic]> {
   let description = [{ Its gradient is zero almost everywhere. }];
   let summary = "-1, 0 or 1 by the sign of x";
   let arguments = (ins FastNN_FloatTensor:$input);
@@ -151,7 +161,8 @@ def FastNN_SignOp : FastNN_SameTypeOp<"sign"> {
 }
 
 def FastNN_BroadcastOp : FastNN_Op<"broadcast", [Pure,
-    SameOperandsAndResultElementType]> {
+    SameOperandsAndResultElementType, FastNN_Elementwise,
+    FastNN_FollowsPrecision]> {
   let summary = "numpy-broadcasts the input to the result's shape";
   let arguments = (ins FastNN_Tensor:$input);
   let results = (outs FastNN_Tensor:$result);
@@ -206,7 +217,7 @@ def FastNN_UpdateStateOp : FastNN_Op<"update_state", [
 }
 
 def FastNN_ApplyOptimizerOp : FastNN_Op<"apply_optimizer", [
-    MemoryEffects<[MemWrite]>, AttrSizedOperandSegments]> {
+    MemoryEffects<[MemWrite]>, AttrSizedOperandSegments, FastNN_RunsAsKernel]> {
   let summary = "one optimizer update of a parameter and its slots, in place";
   let description = [{
     TensorFlow 1.x tf.train semantics (runtime/.../abi.h lists each rule's
