@@ -2,6 +2,7 @@
 
 #include "fastnn/data/Pipeline.h"
 #include "fastnn/data/Image.h"
+#include "fastnn/runtime/AlignedBuffer.h"
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <new>
 #include <thread>
 
 namespace fastnn::data {
@@ -31,10 +33,6 @@ struct Slot {
   int Done = 0;  // Positions finished (written or given up).
   int Holes = 0; // Positions given up (skip mode, stream ended).
   std::vector<uint8_t> Valid;
-};
-
-struct AlignedFree {
-  void operator()(void *P) const { std::free(P); }
 };
 
 } // namespace
@@ -65,7 +63,7 @@ struct Pipeline::Impl {
   bool Stopping = false;
   Status Error;
   std::vector<Slot> Slots;
-  std::vector<std::unique_ptr<void, AlignedFree>> Owned;
+  std::vector<runtime::AlignedBuffer> Owned;
   double WaitSeconds = 0;
   uint64_t Batches = 0, Samples = 0;
   uint64_t BadSamples = 0, CorruptRecords = 0;
@@ -587,18 +585,17 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineOptions &Options,
     size_t N = static_cast<size_t>(std::max(1, O.PrefetchBatches));
     for (size_t S = 0; S < N; ++S) {
       // 64-byte alignment suits AVX-512 loads in the kernels that read it.
-      size_t ImgBytes = (I->SampleBytes * O.BatchSize + 63) / 64 * 64;
-      void *Img = std::aligned_alloc(64, ImgBytes);
-      void *Lab = std::aligned_alloc(64, (sizeof(int32_t) * O.BatchSize + 63) /
-                                             64 * 64);
-      if (!Img || !Lab) {
-        std::free(Img);
-        std::free(Lab);
+      runtime::AlignedBuffer Img, Lab;
+      try {
+        Img = runtime::allocateAligned(I->SampleBytes * O.BatchSize);
+        Lab = runtime::allocateAligned(sizeof(int32_t) * O.BatchSize);
+      } catch (const std::bad_alloc &) {
         return bad("cannot allocate the prefetch ring");
       }
-      I->Owned.emplace_back(Img);
-      I->Owned.emplace_back(Lab);
-      I->Slots.push_back(Slot{{Img, static_cast<int32_t *>(Lab)}, 0, 0, {}});
+      I->Slots.push_back(
+          Slot{{Img.get(), static_cast<int32_t *>(Lab.get())}, 0, 0, {}});
+      I->Owned.push_back(std::move(Img));
+      I->Owned.push_back(std::move(Lab));
     }
   }
   for (Slot &S : I->Slots)

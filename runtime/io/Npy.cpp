@@ -9,6 +9,8 @@
 
 #include "fastnn/runtime/npy.h"
 
+#include "fastnn/runtime/ShapeText.h"
+
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -44,14 +46,6 @@ const TypeInfo &info(NpyType Type) {
 Status failure(const std::string &Name, uint64_t Offset,
                const std::string &What) {
   return Status::error(Name + ": byte " + std::to_string(Offset) + ": " + What);
-}
-
-/// "(2, 3)", as numpy prints a shape.
-std::string formatShape(const std::vector<int64_t> &Shape) {
-  std::string S = "(";
-  for (size_t I = 0; I < Shape.size(); ++I)
-    S += (I ? ", " : "") + std::to_string(Shape[I]);
-  return S + (Shape.size() == 1 ? ",)" : ")");
 }
 
 struct Header {
@@ -240,13 +234,13 @@ Status parseHeader(const std::string &Name, const unsigned char *Bytes,
   for (int64_t Dim : H.Shape)
     if (__builtin_mul_overflow(Bytes64, static_cast<uint64_t>(Dim), &Bytes64))
       return failure(Name, H.DataOffset,
-                     "the header's shape " + formatShape(H.Shape) +
+                     "the header's shape " + numpyShapeText(H.Shape) +
                          " is too large");
   if (Bytes64 != Available)
     return failure(Name, H.DataOffset,
                    "expected " + std::to_string(Bytes64) +
                        " bytes of data for the header's shape " +
-                       formatShape(H.Shape) + ", found " +
+                       numpyShapeText(H.Shape) + ", found " +
                        std::to_string(Available));
   H.DataBytes = Bytes64;
   return Status::success();

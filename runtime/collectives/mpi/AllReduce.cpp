@@ -9,25 +9,32 @@
 
 #include "Communicator.h"
 
-#include "Kernel.h"
+#include "fastnn/runtime/KernelBase.h"
 
 using fastnn::collectives::AllReduceJob;
 using fastnn::collectives::Communicator;
-using fastnn::cpu::KernelError;
+using fastnn::runtime::KernelError;
 
 namespace {
 
-struct AllReduceState : fastnn::cpu::KernelState {
+/// Not a kernel of the device's backend but one of its own (MPI reduces the
+/// buffer in place where the device's memory is the host's), so that
+/// fnn_kernel_destroy frees it like any other.
+struct AllReduceKernel final : fnn_kernel {
   AllReduceJob Job;
 };
+
+AllReduceJob &jobOf(fnn_kernel *Kernel) {
+  return static_cast<AllReduceKernel *>(Kernel)->Job;
+}
 
 } // namespace
 
 extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
                                             const fnn_allreduce_desc *Desc) {
-  return fastnn::cpu::createKernel(
+  return fastnn::runtime::createKernel(
       "fnn_allreduce_create", Device, Desc,
-      [](fnn_kernel &Kernel, const fnn_allreduce_desc &D) {
+      [](const fnn_allreduce_desc &D) {
         if (D.count < 0)
           throw KernelError("negative count");
         if (D.op != FNN_ALLREDUCE_SUM && D.op != FNN_ALLREDUCE_MEAN)
@@ -38,12 +45,12 @@ extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
         if (Comm.size() > 1 && D.dtype != FNN_F32 && D.dtype != FNN_F64)
           throw KernelError("the MPI backend reduces float32 and float64 "
                             "tensors only");
-        auto State = std::make_unique<AllReduceState>();
-        State->Job.Count = D.count;
-        State->Job.Double = D.dtype == FNN_F64;
-        State->Job.Mean = D.op == FNN_ALLREDUCE_MEAN;
+        auto Kernel = std::make_unique<AllReduceKernel>();
+        Kernel->Job.Count = D.count;
+        Kernel->Job.Double = D.dtype == FNN_F64;
+        Kernel->Job.Mean = D.op == FNN_ALLREDUCE_MEAN;
         Comm.reserve();
-        Kernel.setState(std::move(State));
+        return Kernel;
       },
       [](const fnn_allreduce_desc &D) {
         return std::to_string(D.count) + " elements of dtype " +
@@ -55,7 +62,7 @@ extern "C" void fnn_allreduce_start(fnn_kernel *Kernel, void *Buffer) {
   Communicator &Comm = Communicator::get();
   if (Comm.size() == 1)
     return;
-  AllReduceJob &Job = Kernel->state<AllReduceState>().Job;
+  AllReduceJob &Job = jobOf(Kernel);
   Job.Buffer = Buffer;
   Comm.start(Job);
 }
@@ -64,5 +71,5 @@ extern "C" void fnn_allreduce_wait(fnn_kernel *Kernel) {
   Communicator &Comm = Communicator::get();
   if (Comm.size() == 1)
     return;
-  Comm.wait(Kernel->state<AllReduceState>().Job);
+  Comm.wait(jobOf(Kernel));
 }

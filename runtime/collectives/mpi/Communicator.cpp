@@ -2,8 +2,7 @@
 
 #include "Communicator.h"
 
-#include "Kernel.h"
-
+#include "fastnn/runtime/LastError.h"
 #include "fastnn/runtime/abi.h"
 
 #include <algorithm>
@@ -249,8 +248,8 @@ void Communicator::failed(const std::string &What, int MpiError) {
 } // namespace fastnn::collectives
 
 using fastnn::collectives::Communicator;
-using fastnn::cpu::clearLastError;
-using fastnn::cpu::setLastError;
+using fastnn::runtime::clearLastError;
+using fastnn::runtime::setLastError;
 
 extern "C" int64_t fnn_comm_init(int *Argc, char ***Argv) {
   clearLastError();

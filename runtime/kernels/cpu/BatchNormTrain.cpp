@@ -54,7 +54,7 @@ enum BackwardSlot {
 
 std::string describe(const fnn_batch_norm_desc &D) {
   std::ostringstream S;
-  S << "batch_norm (training) input " << formatShape(D.input) << " "
+  S << "batch_norm (training) input " << shapeText(D.input) << " "
     << layoutName(D.layout) << ", epsilon " << D.epsilon;
   return S.str();
 }
@@ -79,7 +79,7 @@ memory::desc computeDataDesc(const fnn_batch_norm_desc &D) {
 /// Checks the desc and returns the forward_training primitive descriptor
 /// both kernels are made from.
 dnnl::batch_normalization_forward::primitive_desc
-forwardDesc(fnn_kernel &K, const fnn_batch_norm_desc &D) {
+forwardDesc(CpuKernel &K, const fnn_batch_norm_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
   if (D.post_op != FNN_POST_NONE)
@@ -100,7 +100,7 @@ memory::desc channelDesc(const fnn_batch_norm_desc &D) {
                       memory::data_type::f32, memory::format_tag::a);
 }
 
-void buildForward(fnn_kernel &K, const fnn_batch_norm_desc &D) {
+void buildForward(CpuKernel &K, const fnn_batch_norm_desc &D) {
   auto PD = forwardDesc(K, D);
   memory::desc DataDesc =
       activationDesc(D.input, D.layout, storageType(D.dtype));
@@ -124,7 +124,7 @@ void buildForward(fnn_kernel &K, const fnn_batch_norm_desc &D) {
   K.finishOutput(FwDstSlot, Dst);
 }
 
-void buildBackward(fnn_kernel &K, const fnn_batch_norm_desc &D) {
+void buildBackward(CpuKernel &K, const fnn_batch_norm_desc &D) {
   auto Forward = forwardDesc(K, D);
   memory::desc DataDesc =
       activationDesc(D.input, D.layout, storageType(D.dtype));
@@ -171,7 +171,7 @@ void buildBackward(fnn_kernel &K, const fnn_batch_norm_desc &D) {
 }
 
 /// The caller's pointer, or the kernel's spare buffer when it passed NULL.
-void *orSpare(fnn_kernel *Kernel, void *Data, BackwardSlot Spare) {
+void *orSpare(CpuKernel *Kernel, void *Data, BackwardSlot Spare) {
   if (Data)
     return Data;
   void *Handle = nullptr;
@@ -187,11 +187,12 @@ fnn_batch_norm_train_create(fnn_device *Device,
                       describe);
 }
 
-extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Kernel,
+extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Handle,
                                              const void *Input,
                                              const void *Scale,
                                              const void *Shift, void *Output,
                                              void *Mean, void *Variance) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(FwSrcSlot, Input);
   Kernel->bind(FwScaleSlot, Scale);
   Kernel->bind(FwShiftSlot, Shift);
@@ -208,11 +209,12 @@ fnn_batch_norm_backward_create(fnn_device *Device,
                       buildBackward, describe);
 }
 
-extern "C" void fnn_batch_norm_backward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_batch_norm_backward(fnn_kernel *Handle, const void *Input,
                                         const void *Scale, const void *Mean,
                                         const void *Variance,
                                         const void *GradOutput, void *GradInput,
                                         void *GradScale, void *GradShift) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(BwSrcSlot, Input);
   Kernel->bind(BwScaleSlot, Scale);
   Kernel->bind(BwMeanSlot, Mean);

@@ -19,17 +19,17 @@ int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
 
 std::string describe(const fnn_conv2d_desc &D) {
   std::ostringstream S;
-  S << "conv2d input " << formatShape(D.input) << " " << layoutName(D.layout)
-    << ", filter " << formatShape(D.filter) << ", output "
-    << formatShape(D.output) << ", groups " << D.groups << ", strides "
-    << formatPair(D.strides) << ", pads " << D.pads[0] << "," << D.pads[1]
-    << "," << D.pads[2] << "," << D.pads[3] << ", dilations "
-    << formatPair(D.dilations) << (D.has_bias ? ", bias" : "")
+  S << "conv2d input " << shapeText(D.input) << " " << layoutName(D.layout)
+    << ", filter " << shapeText(D.filter) << ", output " << shapeText(D.output)
+    << ", groups " << D.groups << ", strides " << formatPair(D.strides)
+    << ", pads " << D.pads[0] << "," << D.pads[1] << "," << D.pads[2] << ","
+    << D.pads[3] << ", dilations " << formatPair(D.dilations)
+    << (D.has_bias ? ", bias" : "")
     << (D.post_op == FNN_POST_RELU ? ", relu" : "");
   return S.str();
 }
 
-void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
+void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
   checkPostOp(D.post_op);
@@ -157,9 +157,10 @@ extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
   return createKernel("fnn_conv2d_create", Device, Desc, build, describe);
 }
 
-extern "C" void fnn_conv2d_forward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,
                                    const void *Filter, const void *Bias,
                                    void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(SrcSlot, Input);
   Kernel->bind(WeightsSlot, Filter);
   Kernel->bind(BiasSlot, Bias);

@@ -43,16 +43,16 @@ enum Slot {
 
 std::string describe(const fnn_conv2d_desc &D) {
   std::ostringstream S;
-  S << "conv2d backward input " << formatShape(D.input) << " "
-    << layoutName(D.layout) << ", filter " << formatShape(D.filter)
-    << ", output " << formatShape(D.output) << ", groups " << D.groups
-    << ", strides " << formatPair(D.strides) << ", pads " << D.pads[0] << ","
-    << D.pads[1] << "," << D.pads[2] << "," << D.pads[3] << ", dilations "
+  S << "conv2d backward input " << shapeText(D.input) << " "
+    << layoutName(D.layout) << ", filter " << shapeText(D.filter) << ", output "
+    << shapeText(D.output) << ", groups " << D.groups << ", strides "
+    << formatPair(D.strides) << ", pads " << D.pads[0] << "," << D.pads[1]
+    << "," << D.pads[2] << "," << D.pads[3] << ", dilations "
     << formatPair(D.dilations) << (D.has_bias ? ", bias" : "");
   return S.str();
 }
 
-void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
+void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
   if (D.post_op != FNN_POST_NONE)
@@ -215,7 +215,7 @@ void build(fnn_kernel &K, const fnn_conv2d_desc &D) {
 }
 
 /// The caller's pointer, or the kernel's spare buffer when it passed NULL.
-void *orSpare(fnn_kernel *Kernel, void *Data, Slot Spare) {
+void *orSpare(CpuKernel *Kernel, void *Data, Slot Spare) {
   if (Data)
     return Data;
   void *Handle = nullptr;
@@ -230,10 +230,11 @@ extern "C" fnn_kernel *fnn_conv2d_backward_create(fnn_device *Device,
                       describe);
 }
 
-extern "C" void fnn_conv2d_backward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_conv2d_backward(fnn_kernel *Handle, const void *Input,
                                     const void *Filter, const void *GradOutput,
                                     void *GradInput, void *GradFilter,
                                     void *GradBias) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(SrcSlot, Input);
   Kernel->bind(WeightsSlot, Filter);
   Kernel->bind(DiffDstSlot, GradOutput);

@@ -1,48 +1,8 @@
-//===- Kernel.cpp - kernel state, descriptors and errors ------------------===//
+//===- Kernel.cpp - CPU kernel state and oneDNN descriptors ---------------===//
 
 #include "Kernel.h"
 
-#include <cmath>
-#include <cstring>
-#include <sstream>
-
 using namespace fastnn::cpu;
-
-namespace {
-// fnn_last_error is per thread, as errno is, so that two threads creating
-// kernels do not read each other's failures.
-thread_local std::string LastError;
-thread_local const char *LastErrorFallback = nullptr;
-} // namespace
-
-void fastnn::cpu::setLastError(const std::string &Message) noexcept {
-  try {
-    LastError = Message;
-    LastErrorFallback = nullptr;
-  } catch (const std::exception &) {
-    LastErrorFallback = "out of memory while recording an error";
-  }
-}
-
-void fastnn::cpu::clearLastError() noexcept {
-  LastError.clear();
-  LastErrorFallback = nullptr;
-}
-
-extern "C" const char *fnn_last_error(void) {
-  return LastErrorFallback ? LastErrorFallback : LastError.c_str();
-}
-
-AlignedBuffer fastnn::cpu::allocateAligned(size_t Bytes) {
-  if (Bytes == 0)
-    return nullptr;
-  // std::aligned_alloc wants a size that is a multiple of the alignment.
-  size_t Rounded = (Bytes + 63) / 64 * 64;
-  void *P = std::aligned_alloc(64, Rounded);
-  if (!P)
-    throw std::bad_alloc();
-  return AlignedBuffer(P);
-}
 
 fastnn::cpu::SavedWorkspace::SavedWorkspace(const dnnl::engine &Engine,
                                             const dnnl::memory::desc &Desc)
@@ -127,77 +87,19 @@ dnnl::primitive_attr fastnn::cpu::makeAttr(int64_t PostOp) {
   return Attr;
 }
 
-std::string fastnn::cpu::formatShape(const fnn_shape &Shape) {
-  if (Shape.rank < 0 || Shape.rank > FNN_MAX_RANK)
-    return "<rank " + std::to_string(Shape.rank) + ">";
-  if (Shape.rank == 0)
-    return "scalar";
-  std::string S;
-  for (int64_t I = 0; I < Shape.rank; ++I)
-    S += (I ? "x" : "") + std::to_string(Shape.dims[I]);
-  return S;
-}
-
-std::string fastnn::cpu::formatPair(const int64_t *Values, const char *Sep) {
-  return std::to_string(Values[0]) + Sep + std::to_string(Values[1]);
-}
-
-const char *fastnn::cpu::layoutName(int64_t Layout) {
-  return Layout == FNN_NHWC ? "NHWC" : Layout == FNN_NCHW ? "NCHW" : "?";
-}
-
-void fastnn::cpu::checkShape(const fnn_shape &Shape, const char *Name,
-                             int64_t MinRank, int64_t MaxRank) {
-  if (Shape.rank < MinRank || Shape.rank > MaxRank) {
-    std::ostringstream S;
-    S << Name << " has rank " << Shape.rank << ", expected ";
-    if (MinRank == MaxRank)
-      S << MinRank;
-    else
-      S << MinRank << " to " << MaxRank;
-    throw KernelError(S.str());
-  }
-  for (int64_t I = 0; I < Shape.rank; ++I)
-    if (Shape.dims[I] <= 0)
-      throw KernelError(std::string(Name) + " has a non-positive dimension");
-}
-
-void fastnn::cpu::checkF32(int64_t DType) {
-  if (DType != FNN_F32)
-    throw KernelError("dtype " + std::to_string(DType) +
-                      " is not supported by this kernel (only FNN_F32; "
-                      "mixed precision keeps this op in float32)");
-}
-
-void fastnn::cpu::checkFloatType(int64_t DType) {
-  if (DType != FNN_F32 && DType != FNN_BF16 && DType != FNN_F16)
-    throw KernelError("dtype " + std::to_string(DType) +
-                      " is not supported (FNN_F32, FNN_BF16 or FNN_F16)");
-}
-
-void fastnn::cpu::checkLayout(int64_t Layout) {
-  if (Layout != FNN_NCHW && Layout != FNN_NHWC)
-    throw KernelError("unknown layout " + std::to_string(Layout));
-}
-
-void fastnn::cpu::checkPostOp(int64_t PostOp) {
-  if (PostOp != FNN_POST_NONE && PostOp != FNN_POST_RELU)
-    throw KernelError("unknown post-op " + std::to_string(PostOp));
-}
-
-void fnn_kernel::addOperand(const dnnl::memory::desc &Desc) {
+void CpuKernel::addOperand(const dnnl::memory::desc &Desc) {
   Operands.emplace_back(Desc, Device.Engine,
                         static_cast<void *>(DNNL_MEMORY_NONE));
 }
 
-dnnl::memory fnn_kernel::addInternal(const dnnl::memory::desc &Desc) {
+dnnl::memory CpuKernel::addInternal(const dnnl::memory::desc &Desc) {
   Buffers.push_back(allocateAligned(Desc.get_size()));
   return dnnl::memory(Desc, Device.Engine, Buffers.back().get());
 }
 
-void fnn_kernel::addStep(const dnnl::primitive &Primitive,
-                         const std::vector<std::pair<int, dnnl::memory>> &Args,
-                         const dnnl::memory::desc &ScratchpadDesc) {
+void CpuKernel::addStep(const dnnl::primitive &Primitive,
+                        const std::vector<std::pair<int, dnnl::memory>> &Args,
+                        const dnnl::memory::desc &ScratchpadDesc) {
   Step S{Primitive, {}, {}};
   for (const auto &[Arg, Memory] : Args) {
     S.Memories.push_back(Memory);
@@ -234,53 +136,10 @@ bool isHalf(const dnnl::memory::desc &Desc) {
   return Desc.data_type() == dnnl::memory::data_type::f16;
 }
 
-/// float16 bits to float, exactly (every half is a float).
-float halfToFloat(uint16_t Half) {
-  uint32_t Sign = static_cast<uint32_t>(Half & 0x8000u) << 16;
-  uint32_t Exponent = (Half >> 10) & 0x1fu;
-  uint32_t Mantissa = Half & 0x3ffu;
-  uint32_t Bits;
-  if (Exponent == 0x1f) {
-    Bits = Sign | 0x7f800000u | (Mantissa << 13);
-  } else if (Exponent != 0) {
-    Bits = Sign | ((Exponent + 112) << 23) | (Mantissa << 13);
-  } else {
-    // Zero or subnormal: the mantissa times 2^-24, exact in float.
-    float Value = static_cast<float>(Mantissa) * (1.0f / 16777216.0f);
-    std::memcpy(&Bits, &Value, 4);
-    Bits |= Sign;
-  }
-  float Result;
-  std::memcpy(&Result, &Bits, 4);
-  return Result;
-}
-
-/// float to float16 bits, rounding to nearest even; overflow gives infinity
-/// (as the hardware conversion does), NaN stays NaN.
-uint16_t floatToHalf(float Value) {
-  uint32_t Bits;
-  std::memcpy(&Bits, &Value, 4);
-  uint32_t Sign = (Bits >> 16) & 0x8000u;
-  uint32_t Magnitude = Bits & 0x7fffffffu;
-  if (Magnitude > 0x7f800000u)
-    return static_cast<uint16_t>(Sign | 0x7e00u);
-  if (Magnitude >= 0x477ff000u) // rounds to >= 65520: infinity
-    return static_cast<uint16_t>(Sign | 0x7c00u);
-  if (Magnitude < 0x38800000u) {
-    // Subnormal half (or zero): round Magnitude * 2^24 to an integer.
-    float Abs;
-    std::memcpy(&Abs, &Magnitude, 4);
-    return static_cast<uint16_t>(
-        Sign | static_cast<uint32_t>(std::nearbyint(Abs * 16777216.0f)));
-  }
-  uint32_t Rounded = Magnitude + 0xfffu + ((Magnitude >> 13) & 1u);
-  return static_cast<uint16_t>(Sign | ((Rounded - 0x38000000u) >> 13));
-}
-
 } // namespace
 
-void fnn_kernel::addConversion(const dnnl::memory &From,
-                               const dnnl::memory &To) {
+void CpuKernel::addConversion(const dnnl::memory &From,
+                              const dnnl::memory &To) {
   Step S;
   S.Memories = {From, To};
   S.ToHalf = isHalf(To.get_desc());
@@ -288,7 +147,7 @@ void fnn_kernel::addConversion(const dnnl::memory &From,
   Steps.push_back(std::move(S));
 }
 
-dnnl::memory fnn_kernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
+dnnl::memory CpuKernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
   dnnl::memory Source = Operands[Slot];
   if (Source.get_desc() == Wanted)
     return Source;
@@ -307,13 +166,12 @@ dnnl::memory fnn_kernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
   return Internal;
 }
 
-dnnl::memory fnn_kernel::outputIn(int Slot,
-                                  const dnnl::memory::desc &Produced) {
+dnnl::memory CpuKernel::outputIn(int Slot, const dnnl::memory::desc &Produced) {
   const dnnl::memory &Operand = Operands[Slot];
   return Operand.get_desc() == Produced ? Operand : addInternal(Produced);
 }
 
-void fnn_kernel::finishOutput(int Slot, const dnnl::memory &Produced) {
+void CpuKernel::finishOutput(int Slot, const dnnl::memory &Produced) {
   const dnnl::memory &Operand = Operands[Slot];
   if (Produced.get() == Operand.get())
     return;
@@ -334,7 +192,7 @@ void fnn_kernel::finishOutput(int Slot, const dnnl::memory &Produced) {
     addConversion(Target, Operand);
 }
 
-void fnn_kernel::bind(int Slot, const void *Data) {
+void CpuKernel::bind(int Slot, const void *Data) {
   // oneDNN takes a non-const handle for inputs too; it does not write them.
   dnnl_status_t Status = dnnl_memory_set_data_handle_v2(
       Operands[Slot].get(), const_cast<void *>(Data), nullptr);
@@ -342,7 +200,7 @@ void fnn_kernel::bind(int Slot, const void *Data) {
     setLastError("fnn kernel: could not bind operand " + std::to_string(Slot));
 }
 
-void fnn_kernel::run(size_t Count) {
+void CpuKernel::run(size_t Count) {
   for (size_t I = 0; I < Steps.size() && I < Count; ++I) {
     const Step &S = Steps[I];
     if (!S.Primitive) {
@@ -352,11 +210,11 @@ void fnn_kernel::run(size_t Count) {
       if (S.ToHalf)
         for (size_t I = 0; I < S.Elements; ++I)
           static_cast<uint16_t *>(To)[I] =
-              floatToHalf(static_cast<const float *>(From)[I]);
+              runtime::floatToHalf(static_cast<const float *>(From)[I]);
       else
         for (size_t I = 0; I < S.Elements; ++I)
           static_cast<float *>(To)[I] =
-              halfToFloat(static_cast<const uint16_t *>(From)[I]);
+              runtime::halfToFloat(static_cast<const uint16_t *>(From)[I]);
       continue;
     }
     dnnl_status_t Status =
@@ -369,5 +227,3 @@ void fnn_kernel::run(size_t Count) {
     }
   }
 }
-
-extern "C" void fnn_kernel_destroy(fnn_kernel *Kernel) { delete Kernel; }

@@ -1,8 +1,9 @@
 //===- Kernel.h - oneDNN-backed kernel state behind the ABI -----*- C++ -*-===//
 //
-// The CPU side of fnn_device and fnn_kernel. A kernel is a short sequence of
-// oneDNN primitives (the op's own, plus reorders between the ABI's plain
-// layouts and the blocked ones oneDNN's fast implementations want) whose
+// The CPU side of fnn_device and fnn_kernel (whose backend-neutral base,
+// checks and error boundary are runtime/kernels/common's). A kernel is a short
+// sequence of oneDNN primitives (the op's own, plus reorders between the ABI's
+// plain layouts and the blocked ones oneDNN's fast implementations want) whose
 // memory objects are all made at create time. The caller's
 // pointers are bound to "operand" memory objects on every call, which is only
 // a pointer store; everything else (internal buffers, one scratchpad shared
@@ -13,6 +14,10 @@
 #ifndef FASTNN_RUNTIME_KERNELS_CPU_KERNEL_H
 #define FASTNN_RUNTIME_KERNELS_CPU_KERNEL_H
 
+#include "fastnn/runtime/AlignedBuffer.h"
+#include "fastnn/runtime/DTypes.h"
+#include "fastnn/runtime/KernelBase.h"
+#include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/abi.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -31,23 +36,20 @@ struct fnn_device {
 
 namespace fastnn::cpu {
 
-/// A create-time problem found by our own checks (as opposed to oneDNN's);
-/// caught at the ABI boundary like a dnnl::error.
-class KernelError : public std::runtime_error {
-public:
-  using std::runtime_error::runtime_error;
-};
-
-void setLastError(const std::string &Message) noexcept;
-void clearLastError() noexcept;
-
-/// 64-byte aligned host memory (the alignment oneDNN's AVX-512 code likes).
-struct AlignedFree {
-  void operator()(void *P) const { std::free(P); }
-};
-using AlignedBuffer = std::unique_ptr<void, AlignedFree>;
-/// Returns null for zero bytes; throws std::bad_alloc on failure.
-AlignedBuffer allocateAligned(size_t Bytes);
+using runtime::AlignedBuffer;
+using runtime::AlignedFree;
+using runtime::allocateAligned;
+using runtime::checkF32;
+using runtime::checkFloatType;
+using runtime::checkLayout;
+using runtime::checkPostOp;
+using runtime::checkShape;
+using runtime::clearLastError;
+using runtime::formatPair;
+using runtime::KernelError;
+using runtime::layoutName;
+using runtime::setLastError;
+using runtime::shapeText;
 
 /// The oneDNN type an ABI dtype (FNN_F32, FNN_BF16, FNN_F16) is stored in;
 /// throws for the other dtypes.
@@ -76,18 +78,6 @@ dnnl::memory::dims toDims(const fnn_shape &Shape);
 /// oneDNN never allocates while executing) and an optional fused ReLU.
 dnnl::primitive_attr makeAttr(int64_t PostOp);
 
-/// "2x3x8x8"
-std::string formatShape(const fnn_shape &Shape);
-std::string formatPair(const int64_t *Values, const char *Sep = "x");
-const char *layoutName(int64_t Layout);
-void checkShape(const fnn_shape &Shape, const char *Name, int64_t MinRank,
-                int64_t MaxRank);
-void checkF32(int64_t DType);
-/// FNN_F32, FNN_BF16 or FNN_F16: the types of mixed-precision training.
-void checkFloatType(int64_t DType);
-void checkLayout(int64_t Layout);
-void checkPostOp(int64_t PostOp);
-
 /// Op-specific state a kernel's *_forward needs besides its steps (e.g. the
 /// buffers batch norm folds its statistics into before the primitive runs).
 struct KernelState {
@@ -104,10 +94,21 @@ struct SavedWorkspace : KernelState {
   dnnl::memory Memory;
 };
 
-} // namespace fastnn::cpu
+/// The CPU kernels' fnn_kernel.
+class CpuKernel final : public fnn_kernel {
+public:
+  explicit CpuKernel(fnn_device &Device) : Device(Device) {}
 
-struct fnn_kernel {
-  explicit fnn_kernel(fnn_device &Device) : Device(Device) {}
+  /// The CPU kernel behind an ABI handle the caller got from a CPU
+  /// *_create (the hot path: no check).
+  static CpuKernel *from(fnn_kernel *Kernel) {
+    return static_cast<CpuKernel *>(Kernel);
+  }
+  /// The CPU kernel behind a handle, or null if it is none (or null): how
+  /// a backward kernel checks the forward kernel it is given.
+  static const CpuKernel *find(const fnn_kernel *Kernel) {
+    return dynamic_cast<const CpuKernel *>(Kernel);
+  }
 
   fnn_device &device() const { return Device; }
   /// A memory object for a pointer the caller passes on every call. Slots
@@ -145,9 +146,7 @@ struct fnn_kernel {
   void run(size_t Count = SIZE_MAX);
   size_t stepCount() const { return Steps.size(); }
 
-  void setState(std::unique_ptr<fastnn::cpu::KernelState> S) {
-    State = std::move(S);
-  }
+  void setState(std::unique_ptr<KernelState> S) { State = std::move(S); }
   /// The state set at create time, as the type its op gave it.
   template <typename T> T &state() const { return static_cast<T &>(*State); }
   /// The state if it is a \p T, else null: how a backward kernel checks the
@@ -174,48 +173,33 @@ private:
 
   fnn_device &Device;
   std::vector<dnnl::memory> Operands;
-  std::vector<fastnn::cpu::AlignedBuffer> Buffers;
+  std::vector<AlignedBuffer> Buffers;
   std::vector<Step> Steps;
   std::vector<dnnl::memory> ScratchpadMemories;
-  fastnn::cpu::AlignedBuffer Scratchpad;
+  AlignedBuffer Scratchpad;
   size_t ScratchpadBytes = 0;
-  std::unique_ptr<fastnn::cpu::KernelState> State;
+  std::unique_ptr<KernelState> State;
 };
 
-namespace fastnn::cpu {
-
-/// Runs \p Build(Kernel, *Desc) at the ABI boundary: any exception becomes
-/// NULL plus a one-line fnn_last_error naming the function, the problem and
-/// the op's shapes (\p Describe(*Desc) is called only on failure).
+/// runtime::createKernel for a CPU kernel: runs \p Build(Kernel, *Desc) on
+/// a new CpuKernel, with oneDNN's errors given their status.
 template <typename DescT, typename BuildFn, typename DescribeFn>
 fnn_kernel *createKernel(const char *Function, fnn_device *Device,
                          const DescT *Desc, BuildFn Build,
                          DescribeFn Describe) {
-  clearLastError();
-  if (!Device || !Desc) {
-    setLastError(std::string(Function) + ": device or descriptor is null");
-    return nullptr;
-  }
-  std::string Reason;
-  try {
-    std::unique_ptr<fnn_kernel> Kernel = std::make_unique<fnn_kernel>(*Device);
-    Build(*Kernel, *Desc);
-    return Kernel.release();
-  } catch (const dnnl::error &E) {
-    Reason = std::string("oneDNN: ") + E.what() + " (status " +
-             std::to_string(static_cast<int>(E.status)) + ")";
-  } catch (const std::bad_alloc &) {
-    Reason = "out of memory";
-  } catch (const std::exception &E) {
-    Reason = E.what();
-  }
-  try {
-    setLastError(std::string(Function) + ": " + Reason + "; " +
-                 Describe(*Desc));
-  } catch (const std::exception &) {
-    setLastError(Function);
-  }
-  return nullptr;
+  return runtime::createKernel(
+      Function, Device, Desc,
+      [&](const DescT &D) {
+        auto Kernel = std::make_unique<CpuKernel>(*Device);
+        try {
+          Build(*Kernel, D);
+        } catch (const dnnl::error &E) {
+          throw KernelError(std::string("oneDNN: ") + E.what() + " (status " +
+                            std::to_string(static_cast<int>(E.status)) + ")");
+        }
+        return Kernel;
+      },
+      Describe);
 }
 
 } // namespace fastnn::cpu

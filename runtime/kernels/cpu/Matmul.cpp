@@ -19,9 +19,9 @@ enum Slot { ASlot, BSlot, BiasSlot, DstSlot };
 
 std::string describe(const fnn_matmul_desc &D) {
   std::ostringstream S;
-  S << "matmul a " << formatShape(D.a) << (D.transpose_a ? " (transposed)" : "")
-    << ", b " << formatShape(D.b) << (D.transpose_b ? " (transposed)" : "")
-    << ", output " << formatShape(D.output) << (D.has_bias ? ", bias" : "")
+  S << "matmul a " << shapeText(D.a) << (D.transpose_a ? " (transposed)" : "")
+    << ", b " << shapeText(D.b) << (D.transpose_b ? " (transposed)" : "")
+    << ", output " << shapeText(D.output) << (D.has_bias ? ", bias" : "")
     << (D.post_op == FNN_POST_RELU ? ", relu" : "");
   return S.str();
 }
@@ -45,7 +45,7 @@ memory::desc operandDesc(const fnn_shape &Shape, size_t Rank, bool Transposed,
   return memory::desc(Dims, Type, Strides);
 }
 
-void build(fnn_kernel &K, const fnn_matmul_desc &D) {
+void build(CpuKernel &K, const fnn_matmul_desc &D) {
   checkFloatType(D.dtype);
   checkPostOp(D.post_op);
   checkShape(D.a, "a", 2, FNN_MAX_RANK);
@@ -101,9 +101,10 @@ extern "C" fnn_kernel *fnn_matmul_create(fnn_device *Device,
   return createKernel("fnn_matmul_create", Device, Desc, build, describe);
 }
 
-extern "C" void fnn_matmul_forward(fnn_kernel *Kernel, const void *A,
+extern "C" void fnn_matmul_forward(fnn_kernel *Handle, const void *A,
                                    const void *B, const void *Bias,
                                    void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(ASlot, A);
   Kernel->bind(BSlot, B);
   Kernel->bind(BiasSlot, Bias);

@@ -62,7 +62,7 @@ struct LrnWorkspace final : SavedWorkspace {
   LrnNative Native;
 };
 
-const LrnNative &lrnNative(const fnn_kernel &K) {
+const LrnNative &lrnNative(const CpuKernel &K) {
   if (const LrnWorkspace *W = K.findState<LrnWorkspace>())
     return W->Native;
   return K.state<LrnInference>().Native;
@@ -325,8 +325,8 @@ void lrnBackwardNative(const LrnNative &L, const float *X, const float *Dy,
 
 std::string describeBatchNorm(const fnn_batch_norm_desc &D) {
   std::ostringstream S;
-  S << "batch_norm input " << formatShape(D.input) << " "
-    << layoutName(D.layout) << ", epsilon " << D.epsilon
+  S << "batch_norm input " << shapeText(D.input) << " " << layoutName(D.layout)
+    << ", epsilon " << D.epsilon
     << (D.post_op == FNN_POST_RELU ? ", relu" : "");
   return S.str();
 }
@@ -345,7 +345,7 @@ struct BatchNormFold : KernelState {
   float *A = nullptr, *B = nullptr;
 };
 
-void buildBatchNorm(fnn_kernel &K, const fnn_batch_norm_desc &D) {
+void buildBatchNorm(CpuKernel &K, const fnn_batch_norm_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
   checkPostOp(D.post_op);
@@ -394,7 +394,7 @@ void buildBatchNorm(fnn_kernel &K, const fnn_batch_norm_desc &D) {
 
 std::string describeLrn(const fnn_lrn_desc &D) {
   std::ostringstream S;
-  S << "lrn input " << formatShape(D.input) << " " << layoutName(D.layout)
+  S << "lrn input " << shapeText(D.input) << " " << layoutName(D.layout)
     << ", size " << D.size << ", alpha " << D.alpha << ", beta " << D.beta
     << ", bias " << D.bias;
   return S.str();
@@ -420,7 +420,7 @@ dnnl::lrn_forward::desc lrnDesc(const fnn_lrn_desc &D,
       static_cast<float>(D.beta), static_cast<float>(D.bias));
 }
 
-void buildLrnForward(fnn_kernel &K, const fnn_lrn_desc &D,
+void buildLrnForward(CpuKernel &K, const fnn_lrn_desc &D,
                      dnnl::prop_kind PropKind) {
   dnnl::lrn_forward::primitive_desc PD(
       lrnDesc(D, PropKind), makeAttr(FNN_POST_NONE), K.device().Engine);
@@ -454,16 +454,16 @@ void buildLrnForward(fnn_kernel &K, const fnn_lrn_desc &D,
     K.addStep(dnnl::lrn_forward(PD), Args, PD.scratchpad_desc());
 }
 
-void buildLrn(fnn_kernel &K, const fnn_lrn_desc &D) {
+void buildLrn(CpuKernel &K, const fnn_lrn_desc &D) {
   buildLrnForward(K, D, dnnl::prop_kind::forward_inference);
 }
 
-void buildLrnTraining(fnn_kernel &K, const fnn_lrn_desc &D) {
+void buildLrnTraining(CpuKernel &K, const fnn_lrn_desc &D) {
   buildLrnForward(K, D, dnnl::prop_kind::forward_training);
 }
 
-void buildLrnBackward(fnn_kernel &K, const fnn_lrn_desc &D,
-                      const fnn_kernel *Forward) {
+void buildLrnBackward(CpuKernel &K, const fnn_lrn_desc &D,
+                      const CpuKernel *Forward) {
   const dnnl::engine &Engine = K.device().Engine;
   dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
   dnnl::lrn_forward::primitive_desc Hint(
@@ -525,10 +525,11 @@ extern "C" fnn_kernel *fnn_batch_norm_create(fnn_device *Device,
                       describeBatchNorm);
 }
 
-extern "C" void fnn_batch_norm_forward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_batch_norm_forward(fnn_kernel *Handle, const void *Input,
                                        const void *Scale, const void *Shift,
                                        const void *Mean, const void *Variance,
                                        void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   const BatchNormFold &F = Kernel->state<BatchNormFold>();
   const float *S = static_cast<const float *>(Scale),
               *T = static_cast<const float *>(Shift),
@@ -550,8 +551,9 @@ extern "C" fnn_kernel *fnn_lrn_create(fnn_device *Device,
   return createKernel("fnn_lrn_create", Device, Desc, buildLrn, describeLrn);
 }
 
-extern "C" void fnn_lrn_forward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_lrn_forward(fnn_kernel *Handle, const void *Input,
                                 void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   const LrnNative &Native = lrnNative(*Kernel);
   if (Native.Enabled) {
     lrnForwardNative(Native, static_cast<const float *>(Input),
@@ -574,14 +576,15 @@ extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
                                                fnn_kernel *Forward) {
   return createKernel(
       "fnn_lrn_backward_create", Device, Desc,
-      [Forward](fnn_kernel &K, const fnn_lrn_desc &D) {
-        buildLrnBackward(K, D, Forward);
+      [Forward](CpuKernel &K, const fnn_lrn_desc &D) {
+        buildLrnBackward(K, D, CpuKernel::find(Forward));
       },
       describeLrn);
 }
 
-extern "C" void fnn_lrn_backward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_lrn_backward(fnn_kernel *Handle, const void *Input,
                                  const void *GradOutput, void *GradInput) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   const LrnNative &Native = Kernel->state<LrnWorkspace>().Native;
   if (Native.Enabled) {
     lrnBackwardNative(Native, static_cast<const float *>(Input),

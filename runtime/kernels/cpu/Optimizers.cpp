@@ -74,7 +74,7 @@ std::string describe(const fnn_optimizer_desc &D) {
   return S.str();
 }
 
-void build(fnn_kernel &K, const fnn_optimizer_desc &D) {
+void build(CpuKernel &K, const fnn_optimizer_desc &D) {
   checkF32(D.dtype);
   if (D.kind < FNN_OPT_SGD || D.kind > FNN_OPT_ADAMW)
     throw KernelError("unknown optimizer kind " + std::to_string(D.kind));
@@ -245,10 +245,11 @@ extern "C" fnn_kernel *fnn_optimizer_create(fnn_device *Device,
   return createKernel("fnn_optimizer_create", Device, Desc, build, describe);
 }
 
-extern "C" void fnn_optimizer_apply(fnn_kernel *Kernel, void *Param,
+extern "C" void fnn_optimizer_apply(fnn_kernel *Handle, void *Param,
                                     const void *Grad, void *Slot0, void *Slot1,
                                     const void *LearningRate,
                                     const void *Step) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   void *State = nullptr;
   dnnl_memory_get_data_handle(Kernel->operand(HyperparametersSlot).get(),
                               &State);

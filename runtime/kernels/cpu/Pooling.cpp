@@ -35,8 +35,8 @@ struct PoolWorkspace final : SavedWorkspace {
 std::string describe(const fnn_pool2d_desc &D) {
   std::ostringstream S;
   S << "pool2d " << (D.kind == FNN_POOL_MAX ? "max" : "avg") << " input "
-    << formatShape(D.input) << " " << layoutName(D.layout) << ", output "
-    << formatShape(D.output) << ", kernel " << formatPair(D.kernel)
+    << shapeText(D.input) << " " << layoutName(D.layout) << ", output "
+    << shapeText(D.output) << ", kernel " << formatPair(D.kernel)
     << ", strides " << formatPair(D.strides) << ", pads " << D.pads[0] << ","
     << D.pads[1] << "," << D.pads[2] << "," << D.pads[3] << ", dilations "
     << formatPair(D.dilations)
@@ -103,7 +103,7 @@ dnnl::pooling_v2_forward::desc poolingDesc(const fnn_pool2d_desc &D,
       {D.dilations[0] - 1, D.dilations[1] - 1}, {D.pads[0], D.pads[1]}, PadR);
 }
 
-void buildForward(fnn_kernel &K, const fnn_pool2d_desc &D,
+void buildForward(CpuKernel &K, const fnn_pool2d_desc &D,
                   dnnl::prop_kind PropKind) {
   dnnl::pooling_v2_forward::primitive_desc PD(
       poolingDesc(D, PropKind), makeAttr(FNN_POST_NONE), K.device().Engine);
@@ -124,16 +124,16 @@ void buildForward(fnn_kernel &K, const fnn_pool2d_desc &D,
   K.finishOutput(DstSlot, Dst);
 }
 
-void buildInference(fnn_kernel &K, const fnn_pool2d_desc &D) {
+void buildInference(CpuKernel &K, const fnn_pool2d_desc &D) {
   buildForward(K, D, dnnl::prop_kind::forward_inference);
 }
 
-void buildTraining(fnn_kernel &K, const fnn_pool2d_desc &D) {
+void buildTraining(CpuKernel &K, const fnn_pool2d_desc &D) {
   buildForward(K, D, dnnl::prop_kind::forward_training);
 }
 
-void buildBackward(fnn_kernel &K, const fnn_pool2d_desc &D,
-                   const fnn_kernel *Forward) {
+void buildBackward(CpuKernel &K, const fnn_pool2d_desc &D,
+                   const CpuKernel *Forward) {
   dnnl::pooling_v2_forward::desc ForwardDesc =
       poolingDesc(D, dnnl::prop_kind::forward_training);
   const dnnl::engine &Engine = K.device().Engine;
@@ -189,8 +189,9 @@ extern "C" fnn_kernel *fnn_pool2d_train_create(fnn_device *Device,
                       describe);
 }
 
-extern "C" void fnn_pool2d_forward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_pool2d_forward(fnn_kernel *Handle, const void *Input,
                                    void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(SrcSlot, Input);
   Kernel->bind(DstSlot, Output);
   Kernel->run();
@@ -201,14 +202,15 @@ extern "C" fnn_kernel *fnn_pool2d_backward_create(fnn_device *Device,
                                                   fnn_kernel *Forward) {
   return createKernel(
       "fnn_pool2d_backward_create", Device, Desc,
-      [Forward](fnn_kernel &K, const fnn_pool2d_desc &D) {
-        buildBackward(K, D, Forward);
+      [Forward](CpuKernel &K, const fnn_pool2d_desc &D) {
+        buildBackward(K, D, CpuKernel::find(Forward));
       },
       describe);
 }
 
-extern "C" void fnn_pool2d_backward(fnn_kernel *Kernel, const void *GradOutput,
+extern "C" void fnn_pool2d_backward(fnn_kernel *Handle, const void *GradOutput,
                                     void *GradInput) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(DiffDstSlot, GradOutput);
   Kernel->bind(DiffSrcSlot, GradInput);
   Kernel->run();

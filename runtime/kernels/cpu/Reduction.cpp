@@ -28,12 +28,12 @@ const char *kindName(int64_t Kind) {
 
 std::string describe(const fnn_reduce_desc &D) {
   std::ostringstream S;
-  S << "reduce " << kindName(D.kind) << " input " << formatShape(D.input)
-    << ", output " << formatShape(D.output);
+  S << "reduce " << kindName(D.kind) << " input " << shapeText(D.input)
+    << ", output " << shapeText(D.output);
   return S.str();
 }
 
-void build(fnn_kernel &K, const fnn_reduce_desc &D) {
+void build(CpuKernel &K, const fnn_reduce_desc &D) {
   checkF32(D.dtype);
   checkShape(D.input, "input", 1, FNN_MAX_RANK);
   checkShape(D.output, "output", 1, FNN_MAX_RANK);
@@ -90,8 +90,9 @@ extern "C" fnn_kernel *fnn_reduce_create(fnn_device *Device,
   return createKernel("fnn_reduce_create", Device, Desc, build, describe);
 }
 
-extern "C" void fnn_reduce_forward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_reduce_forward(fnn_kernel *Handle, const void *Input,
                                    void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(SrcSlot, Input);
   Kernel->bind(DstSlot, Output);
   Kernel->run();

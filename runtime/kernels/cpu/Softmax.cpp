@@ -13,12 +13,12 @@ enum Slot { SrcSlot, DstSlot };
 
 std::string describe(const fnn_softmax_desc &D) {
   std::ostringstream S;
-  S << (D.log ? "logsoftmax" : "softmax") << " input " << formatShape(D.input)
+  S << (D.log ? "logsoftmax" : "softmax") << " input " << shapeText(D.input)
     << ", axis " << D.axis;
   return S.str();
 }
 
-void build(fnn_kernel &K, const fnn_softmax_desc &D) {
+void build(CpuKernel &K, const fnn_softmax_desc &D) {
   checkF32(D.dtype);
   checkShape(D.input, "input", 1, FNN_MAX_RANK);
   // A negative axis counts from the end, as in ONNX.
@@ -50,8 +50,9 @@ extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
   return createKernel("fnn_softmax_create", Device, Desc, build, describe);
 }
 
-extern "C" void fnn_softmax_forward(fnn_kernel *Kernel, const void *Input,
+extern "C" void fnn_softmax_forward(fnn_kernel *Handle, const void *Input,
                                     void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
   Kernel->bind(SrcSlot, Input);
   Kernel->bind(DstSlot, Output);
   Kernel->run();

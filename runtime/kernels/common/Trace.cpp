@@ -1,8 +1,11 @@
-//===- Trace.cpp - spans of the compiled step on the CPU ------------------===//
+//===- Trace.cpp - spans of the compiled step -----------------------------===//
 //
-// The generated step runs on one thread (kernels parallelise inside), so the
-// recorder is a plain vector owned by that thread's calls; the flag is atomic
-// only so that a trainer thread may read it while a step is not running.
+// The generated step runs on one thread (kernels parallelise inside, or run
+// on the device's stream), so the recorder is a plain vector owned by that
+// thread's calls; the flag is atomic only so that a trainer thread may read
+// it while a step is not running. A span is host time: on a device that
+// runs asynchronously it measures the enqueueing unless the step
+// synchronises inside it.
 //
 //===----------------------------------------------------------------------===//
 

@@ -1,12 +1,14 @@
-//===- Input.cpp - fnn_input_next on CPU ----------------------------------===//
+//===- Input.cpp - fnn_input_set_source and fnn_input_next ----------------===//
 //
 // The registered source is process-wide state the ABI requires: compiled
-// code calls fnn_input_next with no handle to pass it through. On CPU the
-// arena is host memory, so the source writes the step's inputs directly.
+// code calls fnn_input_next with no handle to pass it through. The source
+// writes the step's inputs into the arena itself (in place on CPU, through
+// fnn_copy_to_device where the device's memory is not the host's), so this
+// registry is the same for every backend.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Kernel.h"
+#include "fastnn/runtime/abi.h"
 
 #include <cstdio>
 #include <cstdlib>

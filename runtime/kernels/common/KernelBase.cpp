@@ -1,0 +1,51 @@
+//===- KernelBase.cpp - descriptor checks and fnn_kernel_destroy ----------===//
+
+#include "fastnn/runtime/KernelBase.h"
+
+#include <sstream>
+
+std::string fastnn::runtime::formatPair(const int64_t *Values,
+                                        const char *Sep) {
+  return std::to_string(Values[0]) + Sep + std::to_string(Values[1]);
+}
+
+void fastnn::runtime::checkShape(const fnn_shape &Shape, const char *Name,
+                                 int64_t MinRank, int64_t MaxRank) {
+  if (Shape.rank < MinRank || Shape.rank > MaxRank) {
+    std::ostringstream S;
+    S << Name << " has rank " << Shape.rank << ", expected ";
+    if (MinRank == MaxRank)
+      S << MinRank;
+    else
+      S << MinRank << " to " << MaxRank;
+    throw KernelError(S.str());
+  }
+  for (int64_t I = 0; I < Shape.rank; ++I)
+    if (Shape.dims[I] <= 0)
+      throw KernelError(std::string(Name) + " has a non-positive dimension");
+}
+
+void fastnn::runtime::checkF32(int64_t DType) {
+  if (DType != FNN_F32)
+    throw KernelError("dtype " + std::to_string(DType) +
+                      " is not supported by this kernel (only FNN_F32; "
+                      "mixed precision keeps this op in float32)");
+}
+
+void fastnn::runtime::checkFloatType(int64_t DType) {
+  if (DType != FNN_F32 && DType != FNN_BF16 && DType != FNN_F16)
+    throw KernelError("dtype " + std::to_string(DType) +
+                      " is not supported (FNN_F32, FNN_BF16 or FNN_F16)");
+}
+
+void fastnn::runtime::checkLayout(int64_t Layout) {
+  if (Layout != FNN_NCHW && Layout != FNN_NHWC)
+    throw KernelError("unknown layout " + std::to_string(Layout));
+}
+
+void fastnn::runtime::checkPostOp(int64_t PostOp) {
+  if (PostOp != FNN_POST_NONE && PostOp != FNN_POST_RELU)
+    throw KernelError("unknown post-op " + std::to_string(PostOp));
+}
+
+extern "C" void fnn_kernel_destroy(fnn_kernel *Kernel) { delete Kernel; }
