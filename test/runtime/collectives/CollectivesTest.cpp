@@ -106,6 +106,29 @@ TEST_F(CollectivesTest, RefusesAnUnknownOp) {
       << fnn_last_error();
 }
 
+TEST_F(CollectivesTest, AnAllreduceKernelIsNoForwardKernel) {
+  // Both derive from the runtime's fnn_kernel base: a CPU backward create
+  // must tell them apart instead of reading the allreduce as its forward.
+  fnn_kernel *Allreduce = allreduce(4, FNN_F32, FNN_ALLREDUCE_SUM);
+  fnn_pool2d_desc Pool{};
+  Pool.input.rank = Pool.output.rank = 4;
+  for (int I = 0; I < 4; ++I)
+    Pool.input.dims[I] = Pool.output.dims[I] = I < 2 ? 1 : 4;
+  Pool.dtype = FNN_F32;
+  Pool.layout = FNN_NCHW;
+  Pool.kind = FNN_POOL_MAX;
+  Pool.kernel[0] = Pool.kernel[1] = 1;
+  Pool.strides[0] = Pool.strides[1] = 1;
+  Pool.dilations[0] = Pool.dilations[1] = 1;
+  EXPECT_EQ(fnn_pool2d_backward_create(Device, &Pool, Allreduce), nullptr);
+  EXPECT_NE(std::string(fnn_last_error())
+                .find("needs the kernel of its "
+                      "forward"),
+            std::string::npos)
+      << fnn_last_error();
+  fnn_kernel_destroy(Allreduce);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
