@@ -11,7 +11,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fastnn/runtime/ModelDevice.h"
 #include "fastnn/runtime/ModelTables.h"
+#include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
 #include "fastnn/runtime/npy.h"
 
@@ -30,6 +32,7 @@ namespace {
 
 using fastnn::runtime::NpyArray;
 using fastnn::runtime::NpyType;
+using fastnn::runtime::numpyShapeText;
 using fastnn::runtime::TensorRecord;
 
 [[noreturn]] void fail(const std::string &message) {
@@ -77,13 +80,6 @@ bool npyTypeOf(int64_t dtype, NpyType &type) {
   }
 }
 
-std::string shapeText(const std::vector<int64_t> &shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + (shape.size() == 1 ? ",)" : ")");
-}
-
 /// Output names become file names; ONNX names may hold '/' or ':'.
 std::string fileNameFor(const std::string &name) {
   std::string file;
@@ -103,7 +99,7 @@ void printUsage(const std::vector<TensorRecord> &records) {
   for (const TensorRecord &record : records)
     std::printf("  %s %s: shape %s\n",
                 record.kind == FNN_IO_INPUT ? "input " : "output",
-                record.name.c_str(), shapeText(record.shape).c_str());
+                record.name.c_str(), numpyShapeText(record.shape).c_str());
 }
 
 int64_t parseCount(const char *flag, const char *text) {
@@ -166,9 +162,10 @@ int main(int argc, char **argv) {
            ": the model has no input of that name (see --help)");
   }
 
-  fnn_device *device = fnn_device_create(FNN_DEVICE_CPU, 0);
+  std::string deviceError;
+  fnn_device *device = fastnn::runtime::createModelDevice(0, deviceError);
   if (!device)
-    fail(std::string("cannot create the device: ") + fnn_last_error());
+    fail(deviceError);
   auto *arena = static_cast<unsigned char *>(
       fnn_device_alloc(device, static_cast<size_t>(fnn_model_arena_bytes)));
   if (!arena)
@@ -176,6 +173,7 @@ int main(int argc, char **argv) {
          "-byte arena");
   if (fnn_model_init(device, arena) != 0)
     fail(std::string("cannot initialise the model: ") + fnn_last_error());
+  const fastnn::runtime::ArenaAccess modelArena(device, arena);
 
   std::mt19937_64 random(static_cast<uint64_t>(seed));
   for (const TensorRecord &record : records) {
@@ -195,9 +193,9 @@ int main(int argc, char **argv) {
       if (array.Type != type || array.Shape != record.shape)
         fail(it->second + ": input '" + record.name + "' needs " +
              fastnn::runtime::npyTypeDescr(type) + " of shape " +
-             shapeText(record.shape) + ", the file holds " +
+             numpyShapeText(record.shape) + ", the file holds " +
              fastnn::runtime::npyTypeDescr(array.Type) + " of shape " +
-             shapeText(array.Shape));
+             numpyShapeText(array.Shape));
     } else {
       array.Type = type;
       array.Shape = record.shape;
@@ -210,8 +208,7 @@ int main(int argc, char **argv) {
           values[e] = uniform(random);
       }
     }
-    fnn_copy_to_device(device, arena + record.offset, array.Data.data(),
-                       array.Data.size());
+    modelArena.write(record.offset, array.Data.data(), array.Data.size());
   }
 
   // One run to warm caches and thread pools, then the timed ones.
@@ -245,7 +242,7 @@ int main(int argc, char **argv) {
            "cannot hold here");
     std::vector<unsigned char> data(record.numElements() *
                                     fastnn::runtime::npyTypeSize(type));
-    fnn_copy_to_host(device, data.data(), arena + record.offset, data.size());
+    modelArena.read(record.offset, data.data(), data.size());
     std::string path = outputDir + "/" + fileNameFor(record.name) + ".npy";
     auto status =
         fastnn::runtime::writeNpy(path, type, record.shape, data.data());

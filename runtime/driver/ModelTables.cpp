@@ -12,6 +12,10 @@ int64_t TensorRecord::numElements() const {
   return count;
 }
 
+int64_t TensorRecord::bytes() const {
+  return numElements() * dtypeBytes(dtype);
+}
+
 std::vector<TensorRecord> readTensorRecords(const int64_t *table,
                                             const char *names) {
   std::vector<TensorRecord> records;

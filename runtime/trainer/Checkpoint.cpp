@@ -4,6 +4,7 @@
 #include "fastnn/trainer/AtomicFile.h"
 
 #include "fastnn/data/Crc32c.h"
+#include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 namespace fastnn::trainer {
 
 namespace fs = std::filesystem;
+using runtime::shapeText;
 
 namespace {
 
@@ -24,13 +26,6 @@ constexpr char Magic[8] = {'F', 'N', 'N', 'C', 'K', 'P', 'T', '\0'};
 constexpr size_t HeaderBytes = 48;
 constexpr const char *Prefix = "model.ckpt-";
 constexpr const char *IndexName = "checkpoint";
-
-std::string shapeText(const std::vector<int64_t> &Shape) {
-  std::string Text = "[";
-  for (size_t I = 0; I < Shape.size(); ++I)
-    Text += (I ? ", " : "") + std::to_string(Shape[I]);
-  return Text + "]";
-}
 
 const char *roleName(int64_t Role) {
   switch (Role) {
@@ -180,17 +175,21 @@ Status scanDirectory(const std::string &Dir, std::vector<std::string> &Paths) {
 
 std::vector<StateTensor>
 arenaTensors(const std::vector<runtime::TensorRecord> &State,
-             const unsigned char *Arena) {
+             const runtime::ArenaAccess &Arena,
+             std::vector<runtime::HostRegion> &Regions) {
+  Regions.clear();
+  Regions.reserve(State.size());
   std::vector<StateTensor> Tensors;
   for (const runtime::TensorRecord &Record : State) {
+    runtime::HostRegion &Region = Regions.emplace_back(Arena, Record);
+    Region.load();
     StateTensor T;
     T.Name = Record.name;
     T.Role = Record.kind;
     T.Dtype = Record.dtype;
     T.Shape = Record.shape;
-    T.Data = Arena + Record.offset;
-    T.Bytes = static_cast<uint64_t>(Record.numElements() *
-                                    runtime::dtypeBytes(Record.dtype));
+    T.Data = Region.data();
+    T.Bytes = Region.size();
     Tensors.push_back(std::move(T));
   }
   return Tensors;
@@ -433,7 +432,7 @@ Status removeIncompleteWrites(const std::string &Dir,
 Status restoreTensors(const std::vector<StateTensor> &From,
                       const std::string &FromName,
                       const std::vector<runtime::TensorRecord> &To,
-                      unsigned char *Arena, RestoreMode Mode,
+                      const runtime::ArenaAccess &Arena, RestoreMode Mode,
                       RestoreReport &Report) {
   Report = RestoreReport();
   std::map<std::string, const StateTensor *> ByName;
@@ -474,7 +473,7 @@ Status restoreTensors(const std::vector<StateTensor> &From,
       Report.Skipped.push_back(What);
       continue;
     }
-    std::memcpy(Arena + Record.offset, T.Data, T.Bytes);
+    Arena.write(Record.offset, T.Data, T.Bytes);
     ++Report.Restored;
   }
   if (Mode == RestoreMode::Resume && From.size() != To.size())

@@ -51,16 +51,20 @@ bool isChief() { return fnn_comm_rank() == 0; }
 InputShard trainingShard() { return {fnn_comm_rank(), fnn_comm_size()}; }
 
 void shareState(const std::vector<runtime::TensorRecord> &State,
-                unsigned char *Arena, int64_t &Step, int64_t &Position) {
+                const runtime::ArenaAccess &Arena, int64_t &Step,
+                int64_t &Position) {
   if (fnn_comm_size() == 1)
     return;
   int64_t Counters[2] = {Step, Position};
   bool Ok = fnn_comm_broadcast(Counters, sizeof(Counters), 0) == 0;
-  for (const runtime::TensorRecord &Record : State)
-    Ok = Ok && fnn_comm_broadcast(Arena + Record.offset,
-                                  static_cast<size_t>(Record.numElements()) *
-                                      runtime::dtypeBytes(Record.dtype),
-                                  0) == 0;
+  // MPI broadcasts host memory: each tensor goes through a host region (the
+  // arena itself on the CPU).
+  for (const runtime::TensorRecord &Record : State) {
+    runtime::HostRegion Region(Arena, Record);
+    Region.load();
+    Ok = Ok && fnn_comm_broadcast(Region.data(), Region.size(), 0) == 0;
+    Region.store();
+  }
   if (!Ok)
     fail(std::string("cannot receive the chief's model state: ") +
          fnn_last_error());

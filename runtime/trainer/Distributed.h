@@ -15,6 +15,7 @@
 #ifndef FASTNN_TRAINER_DISTRIBUTED_H
 #define FASTNN_TRAINER_DISTRIBUTED_H
 
+#include "fastnn/runtime/ModelDevice.h"
 #include "fastnn/runtime/ModelTables.h"
 #include "fastnn/trainer/DataSource.h"
 #include "fastnn/trainer/Hparams.h"
@@ -40,7 +41,8 @@ InputShard trainingShard();
 /// Gives every worker the chief's model state, step and input position
 /// (what the chief restored, or the initial state).
 void shareState(const std::vector<runtime::TensorRecord> &State,
-                unsigned char *Arena, int64_t &Step, int64_t &Position);
+                const runtime::ArenaAccess &Arena, int64_t &Step,
+                int64_t &Position);
 
 /// A worker's input ended before step Step, which every worker runs: ends
 /// the job (the others would wait for it in the next allreduce).

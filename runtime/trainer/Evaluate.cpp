@@ -3,6 +3,7 @@
 #include "Evaluate.h"
 #include "InputStaging.h"
 
+#include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
 #include "fastnn/trainer/TFRecordDataSource.h"
 
@@ -11,18 +12,8 @@
 
 namespace fastnn::trainer {
 
+using runtime::shapeText;
 using runtime::TensorRecord;
-
-namespace {
-
-std::string shapeText(const std::vector<int64_t> &Shape) {
-  std::string Text = "[";
-  for (size_t I = 0; I < Shape.size(); ++I)
-    Text += (I ? ", " : "") + std::to_string(Shape[I]);
-  return Text + "]";
-}
-
-} // namespace
 
 std::string evalLine(int64_t Step, const EvalResult &Result) {
   char Line[256];
@@ -84,8 +75,9 @@ Evaluator::~Evaluator() {
 Status Evaluator::load(const std::vector<StateTensor> &From,
                        const std::string &FromName) {
   RestoreReport Report;
-  return restoreTensors(From, FromName, State, Arena, RestoreMode::Evaluate,
-                        Report);
+  return restoreTensors(From, FromName, State,
+                        runtime::ArenaAccess(Device, Arena),
+                        RestoreMode::Evaluate, Report);
 }
 
 Status Evaluator::run(const Hparams &H, EvalResult &Out,
@@ -106,13 +98,17 @@ Status Evaluator::run(const Hparams &H, EvalResult &Out,
   if (Description.empty())
     Description = Line;
 
-  InputStaging Input(Images, Labels, Arena);
-  const float *Loss = reinterpret_cast<const float *>(
-      Arena + runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "loss")->offset);
-  const float *Top1 = reinterpret_cast<const float *>(
-      Arena + runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "top1")->offset);
-  const float *Top5 = reinterpret_cast<const float *>(
-      Arena + runtime::findTensorRecord(Io, FNN_IO_OUTPUT, "top5")->offset);
+  const runtime::ArenaAccess Access(Device, Arena);
+  InputStaging Input(Images, Labels, Access);
+  auto output = [&](const char *Name) {
+    return runtime::HostRegion(
+        Access, *runtime::findTensorRecord(Io, FNN_IO_OUTPUT, Name));
+  };
+  runtime::HostRegion LossOut = output("loss"), Top1Out = output("top1"),
+                      Top5Out = output("top5");
+  const auto *Loss = reinterpret_cast<const float *>(LossOut.data());
+  const auto *Top1 = reinterpret_cast<const float *>(Top1Out.data());
+  const auto *Top5 = reinterpret_cast<const float *>(Top5Out.data());
   double LossSum = 0, Top1Sum = 0, Top5Sum = 0;
   for (;;) {
     int64_t Size = 0;
@@ -123,6 +119,8 @@ Status Evaluator::run(const Hparams &H, EvalResult &Out,
     Input.store(Size);
     fnn_eval_run(Arena);
     fnn_device_synchronize(Device);
+    for (runtime::HostRegion *Out : {&LossOut, &Top1Out, &Top5Out})
+      Out->load();
     // Only the batch's real samples count; padding fills the rest.
     for (int64_t I = 0; I < Size; ++I) {
       LossSum += Loss[I];
@@ -138,6 +136,60 @@ Status Evaluator::run(const Hparams &H, EvalResult &Out,
   Out.Top5 = Top5Sum / static_cast<double>(Out.Samples);
   Out.Seconds = std::chrono::duration<double>(Clock::now() - Start).count();
   return Status::success();
+}
+
+std::vector<std::pair<std::string, float>> evalScalars(const EvalResult &R) {
+  return {{"loss", static_cast<float>(R.Loss)},
+          {"top1_accuracy", static_cast<float>(R.Top1)},
+          {"top5_accuracy", static_cast<float>(R.Top5)}};
+}
+
+EvalHook::EvalHook(const Hparams &H, std::string Dir,
+                   const std::vector<runtime::TensorRecord> &State,
+                   const runtime::ArenaAccess &Arena, EvalSummary &Latest,
+                   ProgressLine &Progress)
+    : H(H), Dir(std::move(Dir)), EvalEvery(H.getInt("eval_every_n_iters")),
+      State(State), Arena(Arena), Latest(Latest), Progress(Progress) {}
+
+Status EvalHook::afterStep(const StepResult &R) {
+  ++Steps;
+  if (EvalEvery > 0 && R.Step % EvalEvery == 0)
+    return evaluate(R.Step);
+  return Status::success();
+}
+
+Status EvalHook::end(int64_t LastStep) {
+  if (Steps > 0 && Latest.Step != LastStep)
+    if (Status S = evaluate(LastStep); !S.ok())
+      return S;
+  return Events ? Events->close() : Status::success();
+}
+
+Status EvalHook::evaluate(int64_t Step) {
+  if (!Eval)
+    if (Status S = Evaluator::create(Arena.device(), Eval); !S.ok())
+      return S;
+  std::vector<runtime::HostRegion> Regions;
+  if (Status S =
+          Eval->load(arenaTensors(State, Arena, Regions), "the training step");
+      !S.ok())
+    return S;
+  EvalResult Result;
+  std::string Description;
+  if (Status S = Eval->run(H, Result, Description); !S.ok())
+    return S;
+  Progress.erase();
+  if (Latest.Step < 0)
+    std::printf("train.bin: %s\n", Description.c_str());
+  Latest = {Step, Result.Top1, Result.Top5, Result.Loss};
+  std::printf("%s\n", evalLine(Step, Result).c_str());
+  std::fflush(stdout);
+  if (Dir.empty())
+    return Status::success();
+  if (!Events)
+    if (Status S = EventWriter::open(Dir + "/eval", Events); !S.ok())
+      return S;
+  return Events->scalars(Step, evalScalars(Result));
 }
 
 } // namespace fastnn::trainer

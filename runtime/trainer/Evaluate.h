@@ -17,7 +17,9 @@
 
 #include "fastnn/runtime/abi.h"
 #include "fastnn/trainer/Checkpoint.h"
+#include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Hparams.h"
+#include "fastnn/trainer/TrainingHooks.h"
 
 #include <cstdint>
 #include <memory>
@@ -59,6 +61,37 @@ private:
   bool Initialised = false;
   std::vector<runtime::TensorRecord> Io, State;
 };
+
+/// Evaluates the training state every eval_every_n_iters steps and after
+/// the last one, and writes the results as TensorBoard scalars under
+/// Dir/eval (none without Dir).
+class EvalHook : public StepHook {
+public:
+  EvalHook(const Hparams &H, std::string Dir,
+           const std::vector<runtime::TensorRecord> &State,
+           const runtime::ArenaAccess &Arena, EvalSummary &Latest,
+           ProgressLine &Progress);
+  Status afterStep(const StepResult &Result) override;
+  Status end(int64_t LastStep) override;
+
+private:
+  Status evaluate(int64_t Step);
+
+  const Hparams &H;
+  const std::string Dir;
+  const int64_t EvalEvery;
+  const std::vector<runtime::TensorRecord> &State;
+  const runtime::ArenaAccess Arena;
+  EvalSummary &Latest;
+  ProgressLine &Progress;
+  int64_t Steps = 0;
+  std::unique_ptr<Evaluator> Eval;
+  std::unique_ptr<EventWriter> Events;
+};
+
+/// The TensorBoard scalars of an evaluation (written under train_dir/eval,
+/// the directory TensorFlow's estimators use).
+std::vector<std::pair<std::string, float>> evalScalars(const EvalResult &R);
 
 } // namespace fastnn::trainer
 

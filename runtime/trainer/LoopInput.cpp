@@ -20,13 +20,14 @@ double LoopInput::takeWaitSeconds() {
   return Seconds;
 }
 
-void LoopInput::next(void *Context, void *, void *) {
-  // The batch goes where InputStaging puts it: the step's "images" and
-  // "labels", the buffers fnn_input_next passes.
+void LoopInput::next(void *Context, void *Images, void *Labels) {
+  // Images and Labels are host memory the runtime moves to the step's inputs
+  // (on the CPU, those inputs in the arena themselves).
   auto &Self = *static_cast<LoopInput *>(Context);
   int64_t Start = fnn_trace_now_ns();
   int64_t Size = 0;
-  Status S = Self.Source.next(Self.Input.images(), Self.Input.labels(), Size);
+  Status S = Self.Source.next(Self.Input.images(Images),
+                              Self.Input.labels(Labels), Size);
   Self.WaitSeconds += static_cast<double>(fnn_trace_now_ns() - Start) * 1e-9;
   if (!S.ok())
     fail(S.message());
@@ -36,7 +37,7 @@ void LoopInput::next(void *Context, void *, void *) {
     fail("the input ended in the middle of a loop of iterations_per_loop "
          "steps; give num_sample_per_epoch or stop_at_step so that the run "
          "ends at a loop boundary");
-  Self.Input.store(Size);
+  Self.Input.store(Size, Images, Labels);
 }
 
 } // namespace fastnn::trainer

@@ -3,8 +3,9 @@
 // A model compiled with iterations_per_loop N > 1 runs N training steps per
 // fnn_model_run and fetches each step's batch itself (fnn_input_next). While
 // a LoopInput lives it is the runtime's input source: it reads the data
-// source into the step's inputs through InputStaging, as train.bin does per
-// step otherwise, and keeps the time spent waiting for batches.
+// source through InputStaging into the buffers fnn_input_next passes, as
+// train.bin does per step otherwise, and keeps the time spent waiting for
+// batches.
 //
 //===----------------------------------------------------------------------===//
 

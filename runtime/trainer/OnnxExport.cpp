@@ -4,6 +4,7 @@
 
 #include "fastnn/trainer/AtomicFile.h"
 
+#include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
 
 #include "onnx/onnx_pb.h"
@@ -12,6 +13,8 @@
 #include <map>
 
 namespace fastnn::trainer {
+
+using runtime::shapeText;
 
 namespace {
 
@@ -36,13 +39,6 @@ bool hasData(const onnx::TensorProto &Tensor) {
          Tensor.double_data_size() || Tensor.uint64_data_size() ||
          Tensor.string_data_size() ||
          Tensor.data_location() == onnx::TensorProto::EXTERNAL;
-}
-
-std::string shapeText(const std::vector<int64_t> &Shape) {
-  std::string Text = "[";
-  for (size_t I = 0; I < Shape.size(); ++I)
-    Text += (I ? ", " : "") + std::to_string(Shape[I]);
-  return Text + "]";
 }
 
 Status fill(onnx::TensorProto &Tensor, const StateTensor &Record) {

@@ -6,6 +6,7 @@
 #include "fastnn/data/DatasetSpec.h"
 #include "fastnn/data/Preprocess.h"
 #include "fastnn/data/RecordIO.h"
+#include "fastnn/runtime/ShapeText.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,15 +18,9 @@
 namespace fastnn::trainer {
 
 namespace fs = std::filesystem;
+using runtime::shapeText;
 
 namespace {
-
-std::string shapeText(const std::vector<int64_t> &Shape) {
-  std::string Text = "[";
-  for (size_t I = 0; I < Shape.size(); ++I)
-    Text += (I ? ", " : "") + std::to_string(Shape[I]);
-  return Text + "]";
-}
 
 std::string trim(const std::string &Text) {
   size_t Begin = Text.find_first_not_of(" \t");

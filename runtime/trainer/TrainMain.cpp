@@ -18,7 +18,9 @@
 #include "Evaluate.h"
 #include "TrainingRun.h"
 
+#include "fastnn/runtime/ModelDevice.h"
 #include "fastnn/runtime/ModelTables.h"
+#include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Hparams.h"
@@ -35,6 +37,7 @@
 namespace {
 
 using namespace fastnn::trainer;
+using fastnn::runtime::shapeText;
 using fastnn::runtime::TensorRecord;
 
 const TensorRecord &findTensor(const std::vector<TensorRecord> &Records,
@@ -121,9 +124,11 @@ int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
   std::string Path;
   loadLatestOrFail(H, OutputDir, "--eval", Latest, Path);
 
-  fnn_device *Device = fnn_device_create(FNN_DEVICE_CPU, 0);
+  std::string Error;
+  fnn_device *Device =
+      fastnn::runtime::createModelDevice(fnn_comm_local_rank(), Error);
   if (!Device)
-    fail(std::string("cannot create the CPU device: ") + fnn_last_error());
+    fail(Error);
   {
     std::unique_ptr<Evaluator> Eval;
     if (Status S = Evaluator::create(Device, Eval); !S.ok())

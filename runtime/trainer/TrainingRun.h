@@ -1,8 +1,9 @@
 //===- TrainingRun.h - The training loop of train.bin -----------*- C++ -*-===//
 //
-// One run: restore (resume train_dir's latest checkpoint, or finetune from
-// model_dir), then the steps with their hooks: the loss line and TensorBoard
-// scalars (LoggingTensorHook), checkpoints (CheckpointSaverHook), timelines
+// One run: make the device and the model, restore (resume train_dir's
+// latest checkpoint, or finetune from model_dir), then the steps with their
+// hooks (fastnn/trainer/StepHooks.h): the loss line and TensorBoard scalars
+// (LoggingTensorHook), checkpoints (CheckpointSaverHook), timelines
 // (ProfilerHook), evaluation every eval_every_n_iters, and a summary at the
 // end.
 //
@@ -25,8 +26,6 @@ namespace fastnn::trainer {
 /// Prints every line of Message as its own error line and exits with 1.
 [[noreturn]] void fail(const std::string &Message);
 
-std::string shapeText(const std::vector<int64_t> &Shape);
-
 /// The tensors of the compiled training step that the loop uses.
 struct ModelInterface {
   std::vector<runtime::TensorRecord> State;
@@ -40,10 +39,6 @@ struct ModelInterface {
 /// model_dir with task_type=pretrain; "" when neither is set. A file:// URI
 /// names a local directory.
 std::string outputDirectory(const Hparams &H);
-
-/// The TensorBoard scalars of an evaluation (written under train_dir/eval,
-/// the directory TensorFlow's estimators use).
-std::vector<std::pair<std::string, float>> evalScalars(const EvalResult &R);
 
 /// Trains as the hyperparameters say; returns the exit code.
 int train(const Hparams &H, const ModelInterface &Model);

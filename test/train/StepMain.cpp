@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fastnn/runtime/ModelDevice.h"
 #include "fastnn/runtime/ModelTables.h"
 #include "fastnn/runtime/model.h"
 #include "fastnn/runtime/npy.h"
@@ -27,6 +28,7 @@
 
 namespace {
 
+using fastnn::runtime::ArenaAccess;
 using fastnn::runtime::findTensorRecord;
 using fastnn::runtime::NpyArray;
 using fastnn::runtime::TensorRecord;
@@ -58,8 +60,8 @@ int64_t countBatches(const NpyArray &images, const NpyArray &labels,
 /// Copies the trained state into the evaluation arena by name, as train.bin
 /// does before evaluating; every evaluation state record must have a
 /// trainable or statistic record of the same name and shape.
-void copyStateForEval(fnn_device *device, unsigned char *trainArena,
-                      unsigned char *evalArena) {
+void copyStateForEval(const ArenaAccess &trainArena,
+                      const ArenaAccess &evalArena) {
   std::vector<TensorRecord> trained = fastnn::runtime::readTensorRecords(
       fnn_model_state, fnn_model_state_names);
   for (const TensorRecord &target : fastnn::runtime::readTensorRecords(
@@ -72,19 +74,14 @@ void copyStateForEval(fnn_device *device, unsigned char *trainArena,
         source->dtype != target.dtype)
       fail("the evaluation step's state '" + target.name +
            "' has no trained counterpart of its shape");
-    size_t bytes =
-        target.numElements() * fastnn::runtime::dtypeBytes(target.dtype);
-    std::vector<unsigned char> staging(bytes);
-    fnn_copy_to_host(device, staging.data(), trainArena + source->offset,
-                     bytes);
-    fnn_copy_to_device(device, evalArena + target.offset, staging.data(),
-                       bytes);
+    std::vector<unsigned char> staging(static_cast<size_t>(target.bytes()));
+    trainArena.read(source->offset, staging.data(), staging.size());
+    evalArena.write(target.offset, staging.data(), staging.size());
   }
 }
 
 /// Writes every trainable parameter (float32) as DIR/NAME.npy.
-void saveTrainables(fnn_device *device, unsigned char *arena,
-                    const std::string &dir) {
+void saveTrainables(const ArenaAccess &arena, const std::string &dir) {
   for (const TensorRecord &record : fastnn::runtime::readTensorRecords(
            fnn_model_state, fnn_model_state_names)) {
     if (record.kind != FNN_STATE_TRAINABLE)
@@ -93,8 +90,7 @@ void saveTrainables(fnn_device *device, unsigned char *arena,
       fail("cannot save the trainable '" + record.name +
            "': only float32 parameters named like files can be saved");
     std::vector<float> values(record.numElements());
-    fnn_copy_to_host(device, values.data(), arena + record.offset,
-                     values.size() * sizeof(float));
+    arena.read(record.offset, values.data(), values.size() * sizeof(float));
     if (auto status = fastnn::runtime::writeNpy(
             dir + "/" + record.name + ".npy", fastnn::runtime::NpyType::F32,
             record.shape, values.data());
@@ -103,8 +99,8 @@ void saveTrainables(fnn_device *device, unsigned char *arena,
   }
 }
 
-void evaluate(fnn_device *device, unsigned char *trainArena,
-              const std::string &imagesPath, const std::string &labelsPath) {
+void evaluate(const ArenaAccess &trainArena, const std::string &imagesPath,
+              const std::string &labelsPath) {
   NpyArray images, labels;
   for (auto [path, array] :
        {std::pair{&imagesPath, &images}, std::pair{&labelsPath, &labels}})
@@ -122,23 +118,26 @@ void evaluate(fnn_device *device, unsigned char *trainArena,
   size_t labelBytes = labelsIn.numElements() * sizeof(int64_t);
   int64_t samples = lossOut.numElements();
 
+  fnn_device *device = trainArena.device();
   auto *arena = static_cast<unsigned char *>(
       fnn_device_alloc(device, static_cast<size_t>(fnn_eval_arena_bytes)));
   if (!arena || fnn_eval_init(device, arena) != 0)
     fail(std::string("cannot initialise the evaluation step: ") +
          fnn_last_error());
-  copyStateForEval(device, trainArena, arena);
+  const ArenaAccess evalArena(device, arena);
+  copyStateForEval(trainArena, evalArena);
   std::vector<float> loss(samples), top1(samples), top5(samples);
   for (int64_t s = 0; s < batches; ++s) {
-    fnn_copy_to_device(device, arena + imagesIn.offset,
-                       images.Data.data() + s * imageBytes, imageBytes);
-    fnn_copy_to_device(device, arena + labelsIn.offset,
-                       labels.Data.data() + s * labelBytes, labelBytes);
+    evalArena.write(imagesIn.offset, images.Data.data() + s * imageBytes,
+                    imageBytes);
+    evalArena.write(labelsIn.offset, labels.Data.data() + s * labelBytes,
+                    labelBytes);
     fnn_eval_run(arena);
+    fnn_device_synchronize(device);
     size_t bytes = samples * sizeof(float);
-    fnn_copy_to_host(device, loss.data(), arena + lossOut.offset, bytes);
-    fnn_copy_to_host(device, top1.data(), arena + top1Out.offset, bytes);
-    fnn_copy_to_host(device, top5.data(), arena + top5Out.offset, bytes);
+    evalArena.read(lossOut.offset, loss.data(), bytes);
+    evalArena.read(top1Out.offset, top1.data(), bytes);
+    evalArena.read(top5Out.offset, top5.data(), bytes);
     for (int64_t i = 0; i < samples; ++i)
       std::printf("eval %lld %lld %.9g %.9g %.9g\n", static_cast<long long>(s),
                   static_cast<long long>(i), loss[i], top1[i], top5[i]);
@@ -192,32 +191,35 @@ int main(int argc, char **argv) {
   size_t imageBytes = imagesIn.numElements() * sizeof(float);
   size_t labelBytes = labelsIn.numElements() * sizeof(int64_t);
 
-  fnn_device *device = fnn_device_create(FNN_DEVICE_CPU, 0);
+  std::string deviceError;
+  fnn_device *device = fastnn::runtime::createModelDevice(0, deviceError);
+  if (!device)
+    fail(deviceError);
   auto *arena = static_cast<unsigned char *>(
       fnn_device_alloc(device, static_cast<size_t>(fnn_model_arena_bytes)));
-  if (!device || !arena || fnn_model_init(device, arena) != 0)
+  if (!arena || fnn_model_init(device, arena) != 0)
     fail(std::string("cannot initialise the model: ") + fnn_last_error());
+  const ArenaAccess trainArena(device, arena);
   for (int64_t s = 0; s < steps; ++s) {
     int64_t step = fixedStep > 0 ? fixedStep : s + 1;
-    fnn_copy_to_device(device, arena + imagesIn.offset,
-                       images.Data.data() + s * imageBytes, imageBytes);
-    fnn_copy_to_device(device, arena + labelsIn.offset,
-                       labels.Data.data() + s * labelBytes, labelBytes);
-    fnn_copy_to_device(device, arena + rateIn.offset, &learningRate,
-                       sizeof(float));
-    fnn_copy_to_device(device, arena + stepIn.offset, &step, sizeof(step));
+    trainArena.write(imagesIn.offset, images.Data.data() + s * imageBytes,
+                     imageBytes);
+    trainArena.write(labelsIn.offset, labels.Data.data() + s * labelBytes,
+                     labelBytes);
+    trainArena.write(rateIn.offset, learningRate);
+    trainArena.write(stepIn.offset, step);
     fnn_model_run(arena);
-    float loss, top1, top5;
-    fnn_copy_to_host(device, &loss, arena + lossOut.offset, sizeof(float));
-    fnn_copy_to_host(device, &top1, arena + top1Out.offset, sizeof(float));
-    fnn_copy_to_host(device, &top5, arena + top5Out.offset, sizeof(float));
+    fnn_device_synchronize(device);
+    auto loss = trainArena.read<float>(lossOut.offset);
+    auto top1 = trainArena.read<float>(top1Out.offset);
+    auto top5 = trainArena.read<float>(top5Out.offset);
     std::printf("step %lld %.9g %.9g %.9g\n", static_cast<long long>(step),
                 loss, top1, top5);
   }
   if (!trainablesDir.empty())
-    saveTrainables(device, arena, trainablesDir);
+    saveTrainables(trainArena, trainablesDir);
   if (!evalImagesPath.empty())
-    evaluate(device, arena, evalImagesPath, evalLabelsPath);
+    evaluate(trainArena, evalImagesPath, evalLabelsPath);
   fnn_model_release();
   fnn_device_free(device, arena);
   fnn_device_destroy(device);

@@ -56,6 +56,9 @@ protected:
     std::string Template = ::testing::TempDir() + "checkpoint_XXXXXX";
     ASSERT_TRUE(mkdtemp(Template.data()));
     Dir = Template;
+    std::string Error;
+    Device = runtime::createModelDevice(0, Error);
+    ASSERT_TRUE(Device) << Error;
     State = {record("conv/w", FNN_STATE_TRAINABLE, {4, 1, 3, 3}, 0),
              record("conv/b", FNN_STATE_TRAINABLE, {4}, 144),
              record("bn/mean", FNN_STATE_STATISTIC, {4}, 160),
@@ -66,14 +69,22 @@ protected:
     for (size_t I = 0; I < Arena.size(); ++I)
       Arena[I] = static_cast<unsigned char>(I * 7 + 1);
   }
-  void TearDown() override { fs::remove_all(Dir); }
+  void TearDown() override {
+    fs::remove_all(Dir);
+    fnn_device_destroy(Device);
+  }
+
+  /// Host vectors stand for arenas: the CPU device addresses host memory.
+  runtime::ArenaAccess access(std::vector<unsigned char> &Memory) {
+    return runtime::ArenaAccess(Device, Memory.data());
+  }
 
   Checkpoint make(int64_t Step) {
     Checkpoint C;
     C.Step = Step;
     C.DataPosition = Step + 1;
     C.Seed = 42;
-    C.Tensors = arenaTensors(State, Arena.data());
+    C.Tensors = arenaTensors(State, access(Arena), Regions);
     return C;
   }
 
@@ -97,6 +108,8 @@ protected:
   std::string Dir;
   std::vector<TensorRecord> State;
   std::vector<unsigned char> Arena;
+  fnn_device *Device = nullptr;
+  std::vector<runtime::HostRegion> Regions;
 };
 
 TEST_F(CheckpointTest, RoundTrip) {
@@ -127,6 +140,33 @@ TEST_F(CheckpointTest, RoundTrip) {
   // A moved checkpoint keeps its tensors.
   Checkpoint Moved = std::move(C);
   EXPECT_EQ(std::memcmp(Moved.Tensors[0].Data, Arena.data(), 144), 0);
+}
+
+TEST_F(CheckpointTest, AStagedArenaGivesTheSameState) {
+  // A device the host cannot address: the tensors are copies, the file the
+  // same, and restoring writes through to the arena.
+  const runtime::ArenaAccess Staged(Device, Arena.data(), false);
+  std::vector<runtime::HostRegion> Copies;
+  Checkpoint C = make(7);
+  C.Tensors = arenaTensors(State, Staged, Copies);
+  for (size_t I = 0; I < State.size(); ++I) {
+    EXPECT_NE(C.Tensors[I].Data, Arena.data() + State[I].offset);
+    EXPECT_EQ(std::memcmp(C.Tensors[I].Data, Arena.data() + State[I].offset,
+                          C.Tensors[I].Bytes),
+              0)
+        << State[I].name;
+  }
+  ASSERT_TRUE(writeCheckpoint(Dir + "/staged", C).ok());
+  ASSERT_TRUE(writeCheckpoint(Dir + "/direct", make(7)).ok());
+  EXPECT_EQ(readFile(Dir + "/staged"), readFile(Dir + "/direct"));
+
+  std::vector<unsigned char> Target(Arena.size(), 0);
+  RestoreReport Report;
+  Status S = restoreTensors(C.Tensors, "ck", State,
+                            runtime::ArenaAccess(Device, Target.data(), false),
+                            RestoreMode::Resume, Report);
+  ASSERT_TRUE(S.ok()) << S.message();
+  EXPECT_EQ(Target, Arena);
 }
 
 TEST_F(CheckpointTest, DamageIsRefusedNamingTheFile) {
@@ -295,7 +335,7 @@ TEST_F(CheckpointTest, ResumeNeedsExactlyTheModelsState) {
   Checkpoint C = make(1);
   std::vector<unsigned char> Target(Arena.size(), 0);
   RestoreReport Report;
-  Status S = restoreTensors(C.Tensors, "ck", State, Target.data(),
+  Status S = restoreTensors(C.Tensors, "ck", State, access(Target),
                             RestoreMode::Resume, Report);
   ASSERT_TRUE(S.ok()) << S.message();
   EXPECT_EQ(Report.Restored, 6);
@@ -303,8 +343,8 @@ TEST_F(CheckpointTest, ResumeNeedsExactlyTheModelsState) {
 
   std::vector<TensorRecord> Other = State;
   Other[5].shape = {5, 4};
-  S = restoreTensors(C.Tensors, "ck", Other, Target.data(), RestoreMode::Resume,
-                     Report);
+  S = restoreTensors(C.Tensors, "ck", Other, access(Target),
+                     RestoreMode::Resume, Report);
   ASSERT_FALSE(S.ok());
   EXPECT_TRUE(contains(S.message(), "ck: tensor 'fc/w': checkpoint trainable "
                                     "dtype 0 [10, 4] vs model trainable "
@@ -314,15 +354,15 @@ TEST_F(CheckpointTest, ResumeNeedsExactlyTheModelsState) {
 
   Other = State;
   Other.pop_back();
-  S = restoreTensors(C.Tensors, "ck", Other, Target.data(), RestoreMode::Resume,
-                     Report);
+  S = restoreTensors(C.Tensors, "ck", Other, access(Target),
+                     RestoreMode::Resume, Report);
   ASSERT_FALSE(S.ok());
   EXPECT_TRUE(contains(S.message(), "holds tensor 'fc/w'")) << S.message();
 
   Other = State;
   Other[3].name = "conv/w/Adam";
-  S = restoreTensors(C.Tensors, "ck", Other, Target.data(), RestoreMode::Resume,
-                     Report);
+  S = restoreTensors(C.Tensors, "ck", Other, access(Target),
+                     RestoreMode::Resume, Report);
   ASSERT_FALSE(S.ok());
   EXPECT_TRUE(contains(S.message(), "has no tensor 'conv/w/Adam'"));
 }
@@ -335,7 +375,7 @@ TEST_F(CheckpointTest, FinetuneSkipsWhatDiffersAndTheSlots) {
   Model.push_back(record("extra/b", FNN_STATE_TRAINABLE, {2}, 480));
   std::vector<unsigned char> Target(Arena.size(), 0);
   RestoreReport Report;
-  Status S = restoreTensors(C.Tensors, "ck", Model, Target.data(),
+  Status S = restoreTensors(C.Tensors, "ck", Model, access(Target),
                             RestoreMode::Finetune, Report);
   ASSERT_TRUE(S.ok()) << S.message();
   EXPECT_EQ(Report.Restored, 3);
@@ -350,7 +390,7 @@ TEST_F(CheckpointTest, FinetuneSkipsWhatDiffersAndTheSlots) {
 
   std::vector<TensorRecord> Unrelated = {
       record("other", FNN_STATE_TRAINABLE, {3}, 0)};
-  S = restoreTensors(C.Tensors, "ck", Unrelated, Target.data(),
+  S = restoreTensors(C.Tensors, "ck", Unrelated, access(Target),
                      RestoreMode::Finetune, Report);
   ASSERT_FALSE(S.ok());
   EXPECT_TRUE(contains(S.message(), "no tensor matches")) << S.message();
@@ -366,7 +406,7 @@ TEST_F(CheckpointTest, EvaluateFillsTheEvaluationModel) {
       record("conv/b", FNN_STATE_TRAINABLE, {4}, 320)};
   std::vector<unsigned char> Target(336, 0);
   RestoreReport Report;
-  Status S = restoreTensors(C.Tensors, "ck", Eval, Target.data(),
+  Status S = restoreTensors(C.Tensors, "ck", Eval, access(Target),
                             RestoreMode::Evaluate, Report);
   ASSERT_TRUE(S.ok()) << S.message();
   EXPECT_EQ(Report.Restored, 4);
@@ -374,7 +414,7 @@ TEST_F(CheckpointTest, EvaluateFillsTheEvaluationModel) {
   EXPECT_EQ(std::memcmp(Target.data() + 176, Arena.data(), 144), 0);
 
   Eval[0].shape = {5, 4};
-  S = restoreTensors(C.Tensors, "ck", Eval, Target.data(),
+  S = restoreTensors(C.Tensors, "ck", Eval, access(Target),
                      RestoreMode::Evaluate, Report);
   ASSERT_FALSE(S.ok());
   EXPECT_TRUE(contains(S.message(), "'fc/w'")) << S.message();

@@ -23,6 +23,8 @@ struct TensorRecord {
   std::string name;
 
   int64_t numElements() const;
+  /// The tensor's size in the arena.
+  int64_t bytes() const;
 };
 
 /// Decodes a table laid out as model.h describes (count, then records).

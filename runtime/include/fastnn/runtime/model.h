@@ -1,9 +1,10 @@
 /*===- model.h - what fastnnc emits for each compiled model --------------===*
  *
  * The object fastnnc generates defines these symbols; the drivers (infer.bin,
- * later the trainer) link against them. All model memory is one arena of
- * fnn_model_arena_bytes bytes made with fnn_device_alloc; every tensor lives
- * at a fixed offset in it.
+ * train.bin, the test step runners) link against them. All model memory is
+ * one arena of fnn_model_arena_bytes bytes made with fnn_device_alloc; every
+ * tensor lives at a fixed offset in it, which host code reaches through
+ * fastnn/runtime/ModelDevice.h.
  *
  *===----------------------------------------------------------------------===*/
 

@@ -25,6 +25,7 @@
 #define FASTNN_TRAINER_CHECKPOINT_H
 
 #include "fastnn/data/Status.h"
+#include "fastnn/runtime/ModelDevice.h"
 #include "fastnn/runtime/ModelTables.h"
 
 #include <cstdint>
@@ -35,7 +36,8 @@ namespace fastnn::trainer {
 
 using data::Status;
 
-/// One state tensor; Data points into an arena or a Checkpoint's buffer.
+/// One state tensor; Data points into host memory: an arena the host can
+/// address, a host copy of one (arenaTensors), or a Checkpoint's buffer.
 struct StateTensor {
   std::string Name;
   int64_t Role = 0;  ///< fnn_state_role
@@ -63,10 +65,13 @@ struct Checkpoint {
   Checkpoint &operator=(const Checkpoint &) = delete;
 };
 
-/// The state records of a model as tensors viewing the arena.
+/// The state records of a model as tensors in host memory: the arena itself
+/// where the host can address it (no copy), else copies in Regions, which
+/// must outlive the tensors.
 std::vector<StateTensor>
 arenaTensors(const std::vector<runtime::TensorRecord> &State,
-             const unsigned char *Arena);
+             const runtime::ArenaAccess &Arena,
+             std::vector<runtime::HostRegion> &Regions);
 
 /// Writes C to Path through Path + ".tmp" (fsync, rename, fsync of the
 /// directory). The environment variable FASTNN_TEST_KILL_IN_CHECKPOINT=STEP
@@ -131,7 +136,7 @@ struct RestoreReport {
 Status restoreTensors(const std::vector<StateTensor> &From,
                       const std::string &FromName,
                       const std::vector<runtime::TensorRecord> &To,
-                      unsigned char *Arena, RestoreMode Mode,
+                      const runtime::ArenaAccess &Arena, RestoreMode Mode,
                       RestoreReport &Report);
 
 } // namespace fastnn::trainer
