@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ImporterImpl.h"
+#include "ModelImport.h"
 
 using namespace mlir;
 

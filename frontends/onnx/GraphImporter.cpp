@@ -1,6 +1,6 @@
 //===- GraphImporter.cpp - ONNX graph to a fastnn module ------------------===//
 
-#include "ImporterImpl.h"
+#include "ModelImport.h"
 
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 
@@ -10,6 +10,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/Path.h"
+
+#include "onnx/defs/schema.h"
 
 #include <charconv>
 #include <cstdlib>
@@ -229,6 +231,12 @@ FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+Value NodeImporter::untieParameter(Value value) {
+  if (node().output_size() == 0 || node().output(0).empty())
+    return value;
+  return graph.untieParameter(value, node().output(0), loc);
+}
+
 //===----------------------------------------------------------------------===//
 // GraphImporter
 //===----------------------------------------------------------------------===//
@@ -303,19 +311,18 @@ Value GraphImporter::untieParameter(Value value, const std::string &newName,
 
 LogicalResult GraphImporter::importInitializers() {
   const onnx::GraphProto &graph = model.graph();
-  for (const auto &node : graph.node())
-    if (node.op_type() == "BatchNormalization")
-      for (int i : {3, 4})
-        if (i < node.input_size())
-          statisticNames.insert(node.input(i));
-
   // Initializers read only where a constant is required (Clip bounds, a
   // Reshape's shape, ...) are hyperparameters of the graph, not weights.
   llvm::StringSet<> readAsWeight;
-  for (const auto &node : graph.node())
-    for (int i = 0; i < node.input_size(); ++i)
-      if (!isConstantOperand(node.op_type(), i))
+  for (const auto &node : graph.node()) {
+    const OpRecord *record = lookupOpRecord(node.op_type());
+    for (int i = 0; i < node.input_size(); ++i) {
+      if (record && llvm::is_contained(record->statisticInputs, i))
+        statisticNames.insert(node.input(i));
+      if (!record || !llvm::is_contained(record->constantInputs, i))
         readAsWeight.insert(node.input(i));
+    }
+  }
   for (const auto &output : graph.output())
     readAsWeight.insert(output.name());
 
@@ -396,13 +403,29 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
   if (!node.domain().empty() && node.domain() != "ai.onnx")
     return emitError(loc) << node.op_type() << ": operators of domain '"
                           << node.domain() << "' are not supported";
-  OpImporter importer = lookupOpImporter(node.op_type());
-  if (!importer)
+  const OpRecord *record = lookupOpRecord(node.op_type());
+  if (!record)
     return emitError(loc) << "unsupported ONNX operator '" << node.op_type()
                           << "' (see docs/onnx-support.md for the supported "
                              "operators)";
+  // The model's opset selects the operator's latest version up to it.
+  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
+      node.op_type(), static_cast<int>(opset), onnx::ONNX_DOMAIN);
+  int64_t version = schema ? schema->SinceVersion() : 0;
+  if (!llvm::is_contained(record->versions, version)) {
+    InFlightDiagnostic diag = emitError(loc);
+    diag << node.op_type() << ": opset " << opset << " selects version "
+         << version << ", which fastnn does not implement (it implements "
+         << node.op_type() << " version";
+    if (record->versions.size() > 1)
+      diag << "s";
+    for (auto [i, implemented] : llvm::enumerate(record->versions))
+      diag << (i == 0 ? " " : ", ") << implemented;
+    return diag << "); re-export the model with an opset that selects one "
+                   "of them";
+  }
   NodeImporter nodeImporter(*this, node, loc, opset);
-  if (failed(importer(nodeImporter)))
+  if (failed(record->importer(nodeImporter)))
     return failure();
   return nodeImporter.checkAllAttrsHandled();
 }

@@ -1,4 +1,11 @@
 //===- ImporterImpl.h - internals of the ONNX importer ---------*- C++ -*-===//
+//
+// What the operator families (ops/) share with the graph importer: tensor
+// conversion, the NodeImporter an op importer works through, and the
+// per-operator records. Model loading and the graph importer itself are in
+// ModelImport.h.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef FASTNN_FRONTENDS_ONNX_IMPORTERIMPL_H
 #define FASTNN_FRONTENDS_ONNX_IMPORTERIMPL_H
@@ -9,8 +16,8 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
-#include "llvm/ADT/DenseSet.h"
-#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 
 #include "onnx/onnx_pb.h"
@@ -41,27 +48,7 @@ mlir::DenseElementsAttr makeDenseAttr(mlir::RankedTensorType type,
                                       llvm::ArrayRef<char> data);
 
 //===----------------------------------------------------------------------===//
-// Model loading (ModelLoader.cpp)
-//===----------------------------------------------------------------------===//
-
-/// Reads, checks and normalises a model; returns an error message, empty on
-/// success. The batch size (when non-zero) is applied to the graph inputs
-/// before ONNX shape inference runs. `asRead`, when given, receives the
-/// checked model before any normalisation.
-std::string loadModel(llvm::StringRef path, int64_t batchSize,
-                      onnx::ModelProto &model,
-                      onnx::ModelProto *asRead = nullptr);
-
-/// Turns the model as read into ONNXImportOptions::exportTemplate: the data
-/// of initializers named in `parameters` is dropped, external data of the
-/// others is inlined. Returns an error message, empty on success.
-std::string makeExportTemplate(mlir::MLIRContext &context,
-                               onnx::ModelProto model,
-                               const llvm::StringSet<> &parameters,
-                               llvm::StringRef modelDir, std::string &out);
-
-//===----------------------------------------------------------------------===//
-// Per-node import (GraphImporter.cpp, OpImporters.cpp)
+// Per-node import (GraphImporter.cpp, OpRecords.cpp, ops/)
 //===----------------------------------------------------------------------===//
 
 class GraphImporter;
@@ -149,58 +136,68 @@ private:
 
 using OpImporter = mlir::LogicalResult (*)(NodeImporter &);
 
-/// True if operand `index` of `opType` must be a compile-time constant (it
-/// decides a shape or plays an attribute's role). Initializers used only in
-/// such positions are constants of the model, not trainable parameters.
-bool isConstantOperand(llvm::StringRef opType, int index);
-
-/// The importer for an ONNX op type of the default domain, or null.
-OpImporter lookupOpImporter(llvm::StringRef opType);
-
-/// Imports one graph into a module.
-class GraphImporter {
-public:
-  GraphImporter(mlir::MLIRContext &context, const onnx::ModelProto &model,
-                llvm::StringRef path, const ONNXImportOptions &options);
-
-  mlir::OwningOpRef<mlir::ModuleOp> run();
-
-  mlir::OpBuilder &builder() { return bodyBuilder; }
-  mlir::FailureOr<mlir::Value> lookup(const std::string &name,
-                                      mlir::Location loc);
-  void define(const std::string &name, mlir::Value value);
-  bool isUsed(const std::string &name) const { return usedNames.count(name); }
-  /// Gives the value an Identity node produces from a parameter its own
-  /// parameter, so that training never ties the two.
-  mlir::Value untieParameter(mlir::Value value, const std::string &newName,
-                             mlir::Location loc);
-
-private:
-  mlir::LogicalResult importInitializers();
-  mlir::LogicalResult importInputs(llvm::SmallVectorImpl<mlir::Type> &types,
-                                   llvm::SmallVectorImpl<std::string> &names);
-  mlir::LogicalResult importNode(const onnx::NodeProto &node, size_t index);
-  mlir::LogicalResult checkOutputShapes(llvm::ArrayRef<mlir::Value> results);
-  mlir::Location nodeLoc(const onnx::NodeProto &node, size_t index);
-  mlir::Location fileLoc();
-
-  mlir::MLIRContext &context;
-  const onnx::ModelProto &model;
-  std::string path;
-  std::string modelDir;
-  ONNXImportOptions options;
-  int64_t opset = 0;
-  mlir::OwningOpRef<mlir::ModuleOp> module;
-  mlir::OpBuilder moduleBuilder;
-  mlir::OpBuilder bodyBuilder;
-  llvm::StringMap<mlir::Value> values;
-  /// Initializers imported lazily as constants (integer tensors).
-  llvm::StringMap<const onnx::TensorProto *> constantInitializers;
-  llvm::StringSet<> usedNames;
-  llvm::StringSet<> statisticNames;
-  /// Identity copies of parameters imported as parameters of their own.
-  int64_t untiedParameters = 0;
+/// Everything the importer knows about one ONNX operator of the default
+/// domain; GraphImporter consults it and never an operator's name. Listed
+/// in field order: {"Reshape", importReshape, {13, 14}, {1}}.
+struct OpRecord {
+  /// The operator's name (NodeProto::op_type).
+  llvm::StringRef opType;
+  /// Converts one node; unread attributes are reported after it returns.
+  OpImporter importer;
+  /// The operator's versions (ONNX since-versions) whose semantics the
+  /// importer implements. A node has the operator's latest version not
+  /// newer than the model's opset; any other is rejected at the node.
+  llvm::SmallVector<int64_t, 2> versions;
+  /// Input positions that must be known at compile time (they decide a
+  /// shape or play an attribute's role). Initializers read only in such
+  /// positions are constants of the model, not trainable parameters.
+  llvm::SmallVector<int, 2> constantInputs = {};
+  /// Input positions holding running statistics: their initializers become
+  /// `statistic` parameters, which the trainer updates and the optimizer
+  /// never does.
+  llvm::SmallVector<int, 2> statisticInputs = {};
 };
+
+/// The record of an ONNX operator of the default domain, or null.
+const OpRecord *lookupOpRecord(llvm::StringRef opType);
+
+/// The records of each operator family, one list per file in ops/;
+/// OpRecords.cpp assembles them into the table lookupOpRecord searches.
+std::vector<OpRecord> convolutionOpRecords();
+std::vector<OpRecord> normalizationOpRecords();
+std::vector<OpRecord> matrixProductOpRecords();
+std::vector<OpRecord> elementwiseOpRecords();
+std::vector<OpRecord> reductionOpRecords();
+std::vector<OpRecord> shapeOpRecords();
+std::vector<OpRecord> constantOpRecords();
+
+//===----------------------------------------------------------------------===//
+// Helpers of the operator families (ops/)
+//===----------------------------------------------------------------------===//
+
+/// Defines output 0 as `value`, or fails if building it failed.
+inline mlir::LogicalResult defineResult(NodeImporter &n,
+                                        mlir::FailureOr<mlir::Value> value) {
+  if (mlir::failed(value))
+    return mlir::failure();
+  n.setOutput(0, *value);
+  return mlir::success();
+}
+
+inline mlir::NamedAttribute namedAttr(NodeImporter &n, llvm::StringRef name,
+                                      mlir::Attribute value) {
+  return n.builder().getNamedAttr(name, value);
+}
+
+inline mlir::DenseI64ArrayAttr i64Array(NodeImporter &n,
+                                        llvm::ArrayRef<int64_t> values) {
+  return n.builder().getDenseI64ArrayAttr(values);
+}
+
+/// Axes of Squeeze, Unsqueeze and the reductions: an attribute in older
+/// opsets, a constant second input in newer ones (ops/Reduction.cpp).
+mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
+readAxes(NodeImporter &n);
 
 } // namespace fastnn::onnx_import
 

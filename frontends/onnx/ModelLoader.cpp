@@ -1,9 +1,10 @@
 //===- ModelLoader.cpp - read, check and normalise an ONNX model ----------===//
 
-#include "ImporterImpl.h"
+#include "ModelImport.h"
 
 #include "onnx/checker.h"
 #include "onnx/defs/parser.h"
+#include "onnx/defs/schema.h"
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
@@ -16,10 +17,19 @@ namespace fastnn::onnx_import {
 
 namespace {
 
-/// The importer's op semantics are those of opset 13 and later; older models
-/// are converted up to it.
+/// The operators' records implement versions of opset 13 and later; older
+/// models are converted up to it.
 constexpr int kMinimumOpset = 13;
-constexpr int kMaximumOpset = 17;
+
+/// The last opset the linked ONNX library defines (17 for onnx 1.12). A later
+/// one passes its checker, but the library cannot tell which version of each
+/// operator it selects, so the records could not be consulted.
+int maximumOpset() {
+  return onnx::OpSchemaRegistry::DomainToVersionRange::Instance()
+      .Map()
+      .at(onnx::ONNX_DOMAIN)
+      .second;
+}
 
 int64_t defaultDomainOpset(const onnx::ModelProto &model) {
   for (const auto &entry : model.opset_import())
@@ -96,13 +106,10 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
   int64_t opset = defaultDomainOpset(model);
   if (opset == 0)
     return "imports no opset of the default ONNX domain";
-  if (opset > kMaximumOpset)
+  if (int maximum = maximumOpset(); opset > maximum)
     return "uses opset " + std::to_string(opset) +
-           "; fastnn supports opsets "
-           "11 to " +
-           std::to_string(kMaximumOpset) +
-           " (re-export with opset_version=" + std::to_string(kMaximumOpset) +
-           ")";
+           "; fastnn supports opsets 11 to " + std::to_string(maximum) +
+           " (re-export with opset_version=" + std::to_string(maximum) + ")";
   try {
     if (text)
       onnx::checker::check_model(model);

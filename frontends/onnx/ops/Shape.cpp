@@ -1,0 +1,346 @@
+//===- Shape.cpp - ONNX shape and data movement ---------------------------===//
+//
+// Operators that reshape, reorder, pad or select data, Shape (a constant
+// under static shapes) and Identity. Their shape operands must be constants.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../ImporterImpl.h"
+
+#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace fastnn::onnx_import {
+namespace {
+
+LogicalResult importConcat(NodeImporter &n) {
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    FailureOr<Value> v = n.input(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  if (inputs.empty())
+    return n.error("expects at least one input");
+  int64_t rank = cast<RankedTensorType>(inputs.front().getType()).getRank();
+  FailureOr<int64_t> axis = n.normalizeAxis(n.intAttr("axis", 0), rank);
+  if (failed(axis))
+    return failure();
+  return defineResult(
+      n, n.create<ConcatOp>(
+             inputs,
+             {namedAttr(n, "axis", n.builder().getI64IntegerAttr(*axis))}));
+}
+
+LogicalResult importReshape(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  FailureOr<SmallVector<int64_t>> requested = n.constantInts(1);
+  if (failed(type) || failed(requested))
+    return failure();
+  bool allowZero = n.intAttr("allowzero", 0) != 0;
+  SmallVector<int64_t> shape;
+  int64_t inferred = -1, known = 1;
+  for (auto [i, dim] : llvm::enumerate(*requested)) {
+    if (dim == 0 && !allowZero) {
+      if (static_cast<int64_t>(i) >= type->getRank())
+        return n.error("shape entry " + Twine(i) +
+                       " copies a dimension the input does not have");
+      dim = type->getDimSize(i);
+    }
+    if (dim == -1) {
+      if (inferred >= 0)
+        return n.error("shape has more than one -1");
+      inferred = i;
+    } else if (dim < 0) {
+      return n.error("shape has a negative size " + Twine(dim));
+    } else {
+      known *= dim;
+    }
+    shape.push_back(dim);
+  }
+  if (inferred >= 0) {
+    if (known == 0 || type->getNumElements() % known != 0)
+      return n.error("cannot infer the -1 in the shape for " +
+                     Twine(type->getNumElements()) + " elements");
+    shape[inferred] = type->getNumElements() / known;
+  }
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    count *= dim;
+  if (count != type->getNumElements())
+    return n.error("cannot reshape " + Twine(type->getNumElements()) +
+                   " elements into " + Twine(count) +
+                   " (a shape fixed at export for another batch size?)");
+  n.setOutput(0, n.reshape(*n.input(0), shape));
+  return success();
+}
+
+LogicalResult importFlatten(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  int64_t axis = n.intAttr("axis", 1);
+  if (axis < -rank || axis > rank)
+    return n.error("axis " + Twine(axis) + " is out of range");
+  if (axis < 0)
+    axis += rank;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    (d < axis ? outer : inner) *= type->getDimSize(d);
+  n.setOutput(0, n.reshape(*n.input(0), {outer, inner}));
+  return success();
+}
+
+LogicalResult importSqueeze(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  if (failed(axesOrNone))
+    return failure();
+  std::optional<SmallVector<int64_t>> axes = *axesOrNone;
+  SmallVector<bool> drop(type->getRank(), false);
+  if (!axes || axes->empty()) {
+    for (int64_t d = 0; d < type->getRank(); ++d)
+      drop[d] = type->getDimSize(d) == 1;
+  } else {
+    for (int64_t axis : *axes) {
+      FailureOr<int64_t> d = n.normalizeAxis(axis, type->getRank());
+      if (failed(d))
+        return failure();
+      if (type->getDimSize(*d) != 1)
+        return n.error("cannot squeeze dimension " + Twine(*d) + " of size " +
+                       Twine(type->getDimSize(*d)));
+      drop[*d] = true;
+    }
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type->getRank(); ++d)
+    if (!drop[d])
+      shape.push_back(type->getDimSize(d));
+  n.setOutput(0, n.reshape(*n.input(0), shape));
+  return success();
+}
+
+LogicalResult importUnsqueeze(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  if (failed(axesOrNone))
+    return failure();
+  std::optional<SmallVector<int64_t>> axes = *axesOrNone;
+  if (!axes)
+    return n.error("expects axes");
+  int64_t rank = type->getRank() + axes->size();
+  SmallVector<bool> inserted(rank, false);
+  for (int64_t axis : *axes) {
+    FailureOr<int64_t> d = n.normalizeAxis(axis, rank);
+    if (failed(d))
+      return failure();
+    if (inserted[*d])
+      return n.error("axis " + Twine(axis) + " is repeated");
+    inserted[*d] = true;
+  }
+  SmallVector<int64_t> shape;
+  int64_t next = 0;
+  for (int64_t d = 0; d < rank; ++d)
+    shape.push_back(inserted[d] ? 1 : type->getDimSize(next++));
+  n.setOutput(0, n.reshape(*n.input(0), shape));
+  return success();
+}
+
+LogicalResult importTranspose(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  SmallVector<int64_t> perm;
+  if (auto attr = n.intsAttr("perm")) {
+    perm = *attr;
+  } else {
+    for (int64_t d = type->getRank() - 1; d >= 0; --d)
+      perm.push_back(d);
+  }
+  return defineResult(
+      n, n.create<TransposeOp>(
+             *n.input(0), {namedAttr(n, "permutation", i64Array(n, perm))}));
+}
+
+LogicalResult importPad(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  std::optional<SmallVector<int64_t>> pads = n.intsAttr("pads");
+  double value = n.floatAttr("value", 0.0);
+  if (n.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> values = n.constantInts(1);
+    if (failed(values))
+      return failure();
+    pads = *values;
+  }
+  if (n.hasInput(2)) {
+    FailureOr<double> fill = n.constantScalar(2);
+    if (failed(fill))
+      return failure();
+    value = *fill;
+  }
+  if (!pads)
+    return n.error("expects pads");
+  if (llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+    return n.error("negative pads (cropping) are not supported; use Slice");
+  std::string mode = n.stringAttr("mode", "constant");
+  PadMode padMode;
+  if (mode == "constant")
+    padMode = PadMode::Constant;
+  else if (mode == "reflect")
+    padMode = PadMode::Reflect;
+  else if (mode == "edge")
+    padMode = PadMode::Edge;
+  else
+    return n.error("unsupported mode '" + mode + "'");
+  return defineResult(
+      n, n.create<PadOp>(
+             *n.input(0),
+             {namedAttr(n, "pads", i64Array(n, *pads)),
+              namedAttr(n, "mode", PadModeAttr::get(n.context(), padMode)),
+              namedAttr(n, "value", n.builder().getF64FloatAttr(value))}));
+}
+
+LogicalResult importSlice(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (n.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> s = n.constantInts(1),
+                                    e = n.constantInts(2);
+    if (failed(s) || failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
+    if (n.hasInput(3)) {
+      FailureOr<SmallVector<int64_t>> a = n.constantInts(3);
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+    if (n.hasInput(4)) {
+      FailureOr<SmallVector<int64_t>> st = n.constantInts(4);
+      if (failed(st))
+        return failure();
+      steps = *st;
+    }
+  } else {
+    starts = n.intsAttr("starts").value_or(SmallVector<int64_t>{});
+    ends = n.intsAttr("ends").value_or(SmallVector<int64_t>{});
+    axes = n.intsAttr("axes").value_or(SmallVector<int64_t>{});
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return n.error("starts, ends, axes and steps differ in length");
+
+  int64_t rank = type->getRank();
+  SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+  SmallVector<int64_t> shape(type->getShape());
+  for (size_t i = 0; i < starts.size(); ++i) {
+    FailureOr<int64_t> axis = n.normalizeAxis(axes[i], rank);
+    if (failed(axis))
+      return failure();
+    int64_t dim = type->getDimSize(*axis), step = steps[i];
+    if (step == 0)
+      return n.error("step 0 on axis " + Twine(*axis));
+    // ONNX clamps starts and ends into the dimension (see the Slice spec).
+    int64_t start = starts[i] < 0 ? starts[i] + dim : starts[i];
+    int64_t end = ends[i] < 0 ? ends[i] + dim : ends[i];
+    int64_t size;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      size = std::max<int64_t>(0, (end - start + step - 1) / step);
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      size = std::max<int64_t>(0, (start - end - step - 1) / -step);
+    }
+    offsets[*axis] = size > 0 ? start : 0;
+    strides[*axis] = step;
+    shape[*axis] = size;
+  }
+  Operation *op = SliceOp::create(n.builder(), n.getLoc(), type->clone(shape),
+                                  *n.input(0), offsets, strides);
+  n.setOutput(0, n.fold(op));
+  return success();
+}
+
+LogicalResult importGather(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  FailureOr<Value> indices = n.input(1);
+  if (failed(type) || failed(indices))
+    return failure();
+  FailureOr<int64_t> axis =
+      n.normalizeAxis(n.intAttr("axis", 0), type->getRank());
+  if (failed(axis))
+    return failure();
+  return defineResult(
+      n, n.create<GatherOp>(
+             ValueRange{*n.input(0), *indices},
+             {namedAttr(n, "axis", n.builder().getI64IntegerAttr(*axis))}));
+}
+
+LogicalResult importShape(NodeImporter &n) {
+  FailureOr<RankedTensorType> type = n.inputType(0);
+  if (failed(type))
+    return failure();
+  int64_t rank = type->getRank();
+  int64_t start = n.intAttr("start", 0), end = n.intAttr("end", rank);
+  start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+  end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+  SmallVector<int64_t> dims;
+  for (int64_t d = start; d < end; ++d)
+    dims.push_back(type->getDimSize(d));
+  auto resultType = RankedTensorType::get({static_cast<int64_t>(dims.size())},
+                                          n.builder().getI64Type());
+  n.setOutput(0, ConstantOp::create(n.builder(), n.getLoc(),
+                                    DenseElementsAttr::get(
+                                        resultType, ArrayRef<int64_t>(dims))));
+  return success();
+}
+
+LogicalResult importIdentity(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  n.setOutput(0, n.untieParameter(*x));
+  return success();
+}
+
+} // namespace
+
+std::vector<OpRecord> shapeOpRecords() {
+  return {
+      {"Concat", importConcat, {13}},
+      {"Flatten", importFlatten, {13}},
+      {"Gather", importGather, {13}},
+      {"Identity", importIdentity, {13, 14, 16}},
+      {"Pad", importPad, {13}, {1, 2}},
+      {"Reshape", importReshape, {13, 14}, {1}},
+      {"Shape", importShape, {13, 15}},
+      {"Slice", importSlice, {13}, {1, 2, 3, 4}},
+      {"Squeeze", importSqueeze, {13}, {1}},
+      {"Transpose", importTranspose, {13}},
+      {"Unsqueeze", importUnsqueeze, {13}, {1}},
+  };
+}
+
+} // namespace fastnn::onnx_import
