@@ -1,7 +1,9 @@
 //===- FashionMnistTest.cpp - Converting the real Fashion-MNIST -----------===//
 //
-// Debian's dataset-fashion-mnist installs the IDX files; fastnn-data converts
-// them and every decoded image and label must equal the source.
+// Debian's dataset-fashion-mnist (scripts/apt-packages.txt) installs the
+// IDX files; fastnn-data converts them and every decoded image and label
+// must equal the source. Without the package the test fails: the project's
+// scripts install it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,11 +36,11 @@ std::string gunzip(const std::string &Path) {
 } // namespace
 
 TEST(FashionMnist, ConvertedRecordsEqualTheIdxSource) {
-  if (!std::filesystem::exists(std::string(Source) +
-                               "/train-images-idx3-ubyte.gz"))
-    GTEST_SKIP() << Source
-                 << " is missing: install dataset-fashion-mnist "
-                    "(scripts/install-deps.sh)";
+  ASSERT_TRUE(std::filesystem::exists(std::string(Source) +
+                                      "/train-images-idx3-ubyte.gz"))
+      << Source
+      << " is missing: install dataset-fashion-mnist "
+         "(scripts/install-deps.sh)";
   TempDir D;
   const int Shards = 3;
   std::string Cmd = std::string("'") + FASTNN_DATA_TOOL +

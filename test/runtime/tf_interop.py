@@ -8,7 +8,8 @@
                             of each and its inception evaluation
                             preprocessing, for fastnn to compare with
 
-Exit 77 when TensorFlow is not installed (the test then skips).
+Fails, saying so, when TensorFlow is not installed (the test then fails:
+scripts/install-deps.sh installs it into the project's .venv).
 The record contents follow expected_example(i), mirrored in TfInteropTest.cpp.
 """
 import os
@@ -20,8 +21,8 @@ try:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import tensorflow as tf
 except ImportError as e:  # pragma: no cover
-    print(f"TensorFlow is not installed in this Python ({sys.executable}): {e}")
-    sys.exit(77)
+    sys.exit(f"TensorFlow is not installed in this Python ({sys.executable}): "
+             f"{e}; scripts/install-deps.sh installs it into .venv")
 
 COMPRESSIONS = {"plain": "", "gzip": "GZIP", "zlib": "ZLIB"}
 N = 20

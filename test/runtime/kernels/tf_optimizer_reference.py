@@ -1,6 +1,6 @@
 """Expected optimizer updates for OptimizerTest.cpp, from TensorFlow itself.
 
-usage: tf_optimizer_reference.py CASES OUT_DIR [ONNX_NODE_TESTS_DIR]
+usage: tf_optimizer_reference.py CASES OUT_DIR
 
 CASES has one optimizer case per line, written by the test:
     name kind key=value ...
@@ -13,12 +13,13 @@ with the keys of fnn_optimizer_desc. This script writes into OUT_DIR:
 using tf.compat.v1.train's optimizers, and for kind adamw a numpy transcription
 of BERT's AdamWeightDecayOptimizer (google-research/bert optimization.py).
 
-With ONNX_NODE_TESTS_DIR it also converts the ONNX backend training-op cases
+It also writes the ONNX backend test cases of the training ops
 (test_momentum, test_nesterov_momentum, test_adagrad, test_adam and their
-_multiple variants) to OUT_DIR/onnx/TEST/{input_I,output_I}.npy plus
-attrs.txt (one `name value` line per node attribute).
+_multiple variants), generated here by the onnx package's own case
+generators, to OUT_DIR/onnx/TEST/{input_I,output_I}.npy plus attrs.txt (one
+`name value` line per node attribute).
 
-Exits 77 when TensorFlow is not installed.
+Fails, saying which, when TensorFlow or onnx cannot be imported.
 """
 
 import os
@@ -109,31 +110,41 @@ def run_bert_adamw(h, param, grads, lrs):
     return out
 
 
-def convert_onnx(src_dir, out_dir):
+ONNX_CASES = ["test_momentum", "test_momentum_multiple",
+              "test_nesterov_momentum", "test_adagrad",
+              "test_adagrad_multiple", "test_adam", "test_adam_multiple"]
+
+
+def write_onnx_cases(out_dir):
+    # onnx 1.12's generators still use numpy aliases that numpy 1.24 removed
+    # (as in test/onnx-backend/generate_node_tests.py).
+    for alias, value in (("float", float), ("int", int), ("bool", bool),
+                         ("object", object)):
+        if not hasattr(np, alias):
+            setattr(np, alias, value)
     import onnx
-    from onnx import numpy_helper
-    for test in ["test_momentum", "test_momentum_multiple",
-                 "test_nesterov_momentum", "test_adagrad",
-                 "test_adagrad_multiple", "test_adam", "test_adam_multiple"]:
-        src = os.path.join(src_dir, test)
-        if not os.path.isdir(src):
-            continue
-        dst = os.path.join(out_dir, "onnx", test)
+    from onnx.backend.test.case import node as node_cases
+    cases = {c.name: c for c in node_cases.collect_testcases(None)
+             if c.name in ONNX_CASES}
+    missing = sorted(set(ONNX_CASES) - set(cases))
+    if missing:
+        raise SystemExit(f"onnx {onnx.__version__} has no test cases "
+                         f"{', '.join(missing)}")
+    for name, case in cases.items():
+        dst = os.path.join(out_dir, "onnx", name)
         os.makedirs(dst)
-        node = onnx.load(os.path.join(src, "model.onnx")).graph.node[0]
+        node = case.model.graph.node[0]
         with open(os.path.join(dst, "attrs.txt"), "w") as f:
             for a in node.attribute:
                 value = onnx.helper.get_attribute_value(a)
                 if isinstance(value, bytes):
                     value = value.decode()
                 f.write(f"{a.name} {value}\n")
-        data_dir = os.path.join(src, "test_data_set_0")
-        for name in sorted(os.listdir(data_dir)):
-            tensor = onnx.TensorProto()
-            with open(os.path.join(data_dir, name), "rb") as f:
-                tensor.ParseFromString(f.read())
-            np.save(os.path.join(dst, name.replace(".pb", ".npy")),
-                    numpy_helper.to_array(tensor))
+        inputs, outputs = case.data_sets[0]
+        for i, array in enumerate(inputs):
+            np.save(os.path.join(dst, f"input_{i}.npy"), np.asarray(array))
+        for i, array in enumerate(outputs):
+            np.save(os.path.join(dst, f"output_{i}.npy"), np.asarray(array))
 
 
 def main():
@@ -142,8 +153,8 @@ def main():
     try:
         import tensorflow as tf
     except ImportError as e:
-        print(f"no TensorFlow: {e}")
-        return 77
+        raise SystemExit(f"{sys.executable} has no TensorFlow ({e}); "
+                         "scripts/install-deps.sh installs it into .venv")
     param, grads, lrs = data()
     np.save(os.path.join(out_dir, "param.npy"), param)
     np.save(os.path.join(out_dir, "grads.npy"), grads)
@@ -157,8 +168,7 @@ def main():
             else:
                 out = run_tf(tf, kind, h, param, grads, lrs)
             np.save(os.path.join(out_dir, name + ".npy"), out)
-    if len(sys.argv) > 3:
-        convert_onnx(sys.argv[3], out_dir)
+    write_onnx_cases(out_dir)
     return 0
 
 
