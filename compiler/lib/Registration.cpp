@@ -1,6 +1,7 @@
 //===- Registration.cpp - everything fastnn tools register ----------------===//
 
 #include "fastnn/Compiler/Registration.h"
+#include "fastnn/Compiler/Pipelines.h"
 #include "fastnn/Dialect/FastNN/IR/FastNNDialect.h"
 
 #include "fastnn/Conversion/Passes.h"
@@ -29,4 +30,5 @@ void fastnn::registerPasses() {
   mlir::registerTransformsPasses();
   fastnn::registerFastNNConversionPasses();
   fastnn::registerFastNNTransformsPasses();
+  fastnn::registerPipelines();
 }

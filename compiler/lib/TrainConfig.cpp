@@ -7,9 +7,21 @@
 
 namespace fastnn {
 
-FastNNBuildTrainStepOptions trainStepOptions(const trainer::Hparams &hparams) {
-  FastNNBuildTrainStepOptions options;
-  options.optimizer = hparams.getString("optimizer");
+trainer::Status setPipelineOptions(const trainer::Hparams &hparams,
+                                   PipelineOptions &options) {
+  // The hyperparameter table admits the same spellings as the options.
+  std::optional<Precision> precision = parseOptionValue<Precision>(
+      precisionValues(), hparams.getString("precision"));
+  std::optional<mlir::fastnn::Optimizer> optimizer =
+      mlir::fastnn::symbolizeOptimizer(hparams.getString("optimizer"));
+  for (auto [key, known] : {std::pair{"precision", precision.has_value()},
+                            std::pair{"optimizer", optimizer.has_value()}})
+    if (!known)
+      return trainer::Status::error(hparams.origin(key) + ": " + key + "=" +
+                                    hparams.text(key) +
+                                    " is not a value fastnnc compiles");
+  options.precision = *precision;
+  options.optimizer = *optimizer;
   options.weightDecay = hparams.getFloat("weight_decay");
   options.momentum = hparams.getFloat("momentum");
   options.rmspropMomentum = hparams.getFloat("rmsprop_momentum");
@@ -29,7 +41,11 @@ FastNNBuildTrainStepOptions trainStepOptions(const trainer::Hparams &hparams) {
     options.dropoutSeed = hparams.getInt("seed");
   options.lossScale = hparams.getFloat("loss_scale");
   options.dynamicLossScale = hparams.getBool("dynamic_loss_scale");
-  return options;
+  if (hparams.isSet("max_gradient_norm"))
+    options.maxGradientNorm = hparams.getFloat("max_gradient_norm");
+  options.iterationsPerLoop = hparams.getInt("iterations_per_loop");
+  options.allreduceBucketBytes = hparams.getInt("allreduce_bucket_bytes");
+  return trainer::Status::success();
 }
 
 trainer::Status resolvePrecision(trainer::Hparams &hparams) {
@@ -61,44 +77,6 @@ trainer::Status resolvePrecision(trainer::Hparams &hparams) {
   if (dynamic && !hparams.isGiven("loss_scale"))
     resolved += "loss_scale=32768\n";
   return hparams.parseText(resolved, "fastnnc (resolved)");
-}
-
-FastNNMixedPrecisionOptions
-mixedPrecisionOptions(const trainer::Hparams &hparams) {
-  FastNNMixedPrecisionOptions options;
-  options.precision = hparams.getString("precision");
-  return options;
-}
-
-FastNNSinkLoopOptions sinkLoopOptions(const trainer::Hparams &hparams) {
-  FastNNSinkLoopOptions options;
-  options.iterations = hparams.getInt("iterations_per_loop");
-  return options;
-}
-
-FastNNLayoutOptions layoutOptions(const trainer::Hparams &hparams) {
-  FastNNLayoutOptions options;
-  options.target = "cpu";
-  options.precision = hparams.getString("precision");
-  // train.bin's input pipeline writes NCHW batches: the step transposes
-  // them to the kernels' layout (one pass over the batch).
-  options.inputLayout = "reads";
-  return options;
-}
-
-FastNNClipGradientsOptions
-clipGradientsOptions(const trainer::Hparams &hparams) {
-  FastNNClipGradientsOptions options;
-  if (hparams.isSet("max_gradient_norm"))
-    options.maxNorm = hparams.getFloat("max_gradient_norm");
-  return options;
-}
-
-FastNNFuseAllReduceOptions
-fuseAllReduceOptions(const trainer::Hparams &hparams) {
-  FastNNFuseAllReduceOptions options;
-  options.bucketBytes = hparams.getInt("allreduce_bucket_bytes");
-  return options;
 }
 
 mlir::LogicalResult checkNumClasses(mlir::ModuleOp module,

@@ -12,12 +12,11 @@
 #include "fastnn/Compiler/Diagnostics.h"
 #include "fastnn/Compiler/Linker.h"
 #include "fastnn/Compiler/ModelSummary.h"
+#include "fastnn/Compiler/Pipelines.h"
 #include "fastnn/Compiler/Registration.h"
 #include "fastnn/Compiler/TrainConfig.h"
-#include "fastnn/Conversion/Passes.h"
 #include "fastnn/Frontends/ONNX/ONNXImporter.h"
 #include "fastnn/Target/ObjectEmitter.h"
-#include "fastnn/Transforms/Passes.h"
 #include "fastnn/trainer/Hparams.h"
 
 #include "mlir/IR/AsmState.h"
@@ -97,11 +96,11 @@ cl::opt<int64_t>
                        "dimension of every input; 0 keeps the model's)"),
               cl::init(0), cl::cat(fastnncCategory));
 
-cl::opt<std::string> layoutFlag(
-    "layout",
-    cl::desc("Layout of convolutions, pooling and batch norm: auto (the "
-             "target's choice), nchw or nhwc"),
-    cl::init("auto"), cl::cat(fastnncCategory));
+cl::opt<fastnn::LayoutChoice>
+    layoutFlag("layout",
+               cl::desc("Layout of convolutions, pooling and batch norm"),
+               cl::init(fastnn::LayoutChoice::Auto), fastnn::layoutValues(),
+               cl::cat(fastnncCategory));
 
 /// libLLVM registers hundreds of backend options; --help lists only fastnnc's
 /// own and MLIR's (--mlir-print-ir-after-all and its family).
@@ -133,47 +132,6 @@ runPasses(mlir::ModuleOp module,
   pm.enableTiming(timingScope);
   addPasses(pm);
   return pm.run(module);
-}
-
-/// The training step from the canonicalized import, lowered. Its gradients
-/// and metrics are averaged over the workers of a data-parallel job (the
-/// identity in a single process), in buckets fused after cleanup so that
-/// they follow the final order of the backward pass.
-void addTrainStepPasses(mlir::PassManager &pm,
-                        const fastnn::trainer::Hparams &hparams) {
-  pm.addPass(
-      fastnn::createFastNNBuildTrainStep(fastnn::trainStepOptions(hparams)));
-  pm.addPass(fastnn::createFastNNDataParallel());
-  pm.addPass(
-      fastnn::createFastNNClipGradients(fastnn::clipGradientsOptions(hparams)));
-  pm.addPass(fastnn::createFastNNDynamicLossScale());
-  pm.addPass(fastnn::createFastNNMixedPrecision(
-      fastnn::mixedPrecisionOptions(hparams)));
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  // After cleanup, which would hoist the step's constants out of the loop.
-  pm.addPass(fastnn::createFastNNSinkLoop(fastnn::sinkLoopOptions(hparams)));
-  pm.addPass(
-      fastnn::createFastNNFuseAllReduce(fastnn::fuseAllReduceOptions(hparams)));
-  fastnn::FastNNLowerToRuntimeOptions lowering;
-  lowering.entryName = "train_step";
-  pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));
-  fastnn::buildLowerToLLVMDialectPipeline(pm);
-}
-
-/// The evaluation step, exported as fnn_eval_* (model.h). Its parameters
-/// are the training arena's, copied in by the trainer, so their initial
-/// values are not embedded a second time.
-void addEvalStepPasses(mlir::PassManager &pm) {
-  pm.addPass(fastnn::createFastNNBuildEvalStep());
-  pm.addPass(mlir::createCanonicalizerPass());
-  pm.addPass(mlir::createCSEPass());
-  fastnn::FastNNLowerToRuntimeOptions lowering;
-  lowering.entryName = "eval_step";
-  lowering.symbolPrefix = "fnn_eval";
-  lowering.initializeState = false;
-  pm.addPass(fastnn::createFastNNLowerToRuntime(lowering));
-  fastnn::buildLowerToLLVMDialectPipeline(pm);
 }
 
 } // namespace
@@ -262,46 +220,51 @@ int main(int argc, char **argv) {
         "fastnn.config",
         mlir::StringAttr::get(&context, hparams.compiledConfigText()));
   }
-  if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
-        pm.addPass(mlir::createCanonicalizerPass());
-        pm.addPass(mlir::createCSEPass());
-        // The kernels' layouts, before the steps are built from the graph
-        // (their gradient ops inherit them); --mode=import shows the model
-        // as imported. Inputs keep the model's layout: infer.bin's are the
-        // user's .npy files, train.bin's loader writes NCHW.
-        if (compileMode != Mode::Import) {
-          fastnn::FastNNLayoutOptions layout;
-          if (trainingModel)
-            layout = fastnn::layoutOptions(hparams);
-          else
-            layout.inputLayout = "model";
-          layout.layout = layoutFlag;
-          pm.addPass(fastnn::createFastNNLayout(layout));
-          pm.addPass(mlir::createCanonicalizerPass());
-        }
-      })))
-    return 1;
   bool writesObject = emit == EmitKind::Object || emit == EmitKind::Executable;
   // train.bin evaluates too: the evaluation step is compiled from the same
   // imported forward graph, before training rewrites it.
   mlir::OwningOpRef<mlir::ModuleOp> evalModule;
-  if (compileMode == Mode::Train && writesObject) {
-    evalModule = module->clone();
-    if (mlir::failed(runPasses(*evalModule, addEvalStepPasses)))
+  if (compileMode == Mode::Import) {
+    // The model as imported, cleaned up.
+    if (mlir::failed(runPasses(*module, [](mlir::PassManager &pm) {
+          pm.addPass(mlir::createCanonicalizerPass());
+          pm.addPass(mlir::createCSEPass());
+        })))
       return 1;
+  } else {
+    // The registered pipelines (fastnn-cpu and its parts), as fastnnc-opt
+    // runs them.
+    fastnn::PipelineOptions pipeline;
+    pipeline.mode = compileMode == Mode::Train  ? fastnn::StepKind::Train
+                    : compileMode == Mode::Eval ? fastnn::StepKind::Eval
+                                                : fastnn::StepKind::Infer;
+    pipeline.layout = layoutFlag.getValue();
+    if (trainingModel)
+      if (auto status = fastnn::setPipelineOptions(hparams, pipeline);
+          !status.ok())
+        return fail(status.message());
+    if (emit == EmitKind::Summary) {
+      if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
+            fastnn::buildCPUForwardPipeline(pm, pipeline);
+          })))
+        return 1;
+    } else {
+      if (compileMode == Mode::Train && writesObject) {
+        evalModule = module->clone();
+        fastnn::PipelineOptions evalPipeline;
+        evalPipeline.copyOptionValuesFrom(pipeline);
+        evalPipeline.mode = fastnn::StepKind::Eval;
+        if (mlir::failed(runPasses(*evalModule, [&](mlir::PassManager &pm) {
+              fastnn::buildCPUPipeline(pm, evalPipeline);
+            })))
+          return 1;
+      }
+      if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
+            fastnn::buildCPUPipeline(pm, pipeline);
+          })))
+        return 1;
+    }
   }
-  if (emit != EmitKind::Summary && compileMode != Mode::Import &&
-      mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
-        if (compileMode == Mode::Train) {
-          addTrainStepPasses(pm, hparams);
-        } else if (compileMode == Mode::Eval) {
-          addEvalStepPasses(pm);
-        } else {
-          pm.addPass(fastnn::createFastNNLowerToRuntime());
-          fastnn::buildLowerToLLVMDialectPipeline(pm);
-        }
-      })))
-    return 1;
 
   std::string error;
   if (writesObject) {

@@ -28,10 +28,6 @@ using ::fastnn::step::sumAll;
 using ::fastnn::step::topKHits;
 using ::fastnn::step::typeOf;
 
-std::optional<Optimizer> parseOptimizer(StringRef name) {
-  return symbolizeOptimizer(name);
-}
-
 struct BuildTrainStepPass
     : public ::fastnn::impl::FastNNBuildTrainStepBase<BuildTrainStepPass> {
   using FastNNBuildTrainStepBase::FastNNBuildTrainStepBase;
@@ -61,12 +57,7 @@ struct BuildTrainStepPass
     if (failed(found))
       return failure();
     func::FuncOp forward = *found;
-    std::optional<Optimizer> rule = parseOptimizer(optimizer);
-    if (!rule)
-      return module.emitError("unknown optimizer '")
-             << optimizer
-             << "' (adadelta, adagrad, adam, ftrl, momentum, "
-                "sgd, rmsprop, adamweightdecay)";
+    Optimizer rule = optimizer;
     Block &body = forward.front();
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder b(module.getContext());
@@ -156,7 +147,7 @@ struct BuildTrainStepPass
     llvm::DenseMap<Value, Value> grads;
     if (failed(differentiate(b, body, ret, loss, seed, trainable, grads)))
       return failure();
-    bool decoupledDecay = *rule == Optimizer::AdamW;
+    bool decoupledDecay = rule == Optimizer::AdamW;
     if (weightDecay > 0 && !decoupledDecay) {
       Value squares;
       for (Value w : trainable)
@@ -195,7 +186,7 @@ struct BuildTrainStepPass
     for (auto &[state, value] : stateUpdates)
       UpdateStateOp::create(b, loc, state, value);
     for (auto &[p, g] : updates)
-      if (failed(applyOptimizer(b, symbols, *rule, p, g, learningRate, step)))
+      if (failed(applyOptimizer(b, symbols, rule, p, g, learningRate, step)))
         return failure();
 
     finishStep(forward, ret, "train_step", {loss, top1, top5},

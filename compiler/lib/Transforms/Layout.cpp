@@ -244,36 +244,19 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (target != "cpu" && target != "cuda") {
-      module.emitError("unknown target '") << target << "' (cpu or cuda)";
-      return signalPassFailure();
-    }
-    if (precision != "fp32" && precision != "fp16" && precision != "bf16") {
-      module.emitError("unknown precision '")
-          << precision << "' (fp32, fp16 or bf16)";
-      return signalPassFailure();
-    }
-    if (layout != "auto" && layout != "nchw" && layout != "nhwc") {
-      module.emitError("unknown layout '")
-          << layout << "' (auto, nchw or nhwc)";
-      return signalPassFailure();
-    }
-    if (inputLayout != "kernels" && inputLayout != "model" &&
-        inputLayout != "reads") {
-      module.emitError("unknown input-layout '")
-          << inputLayout << "' (kernels, model or reads)";
-      return signalPassFailure();
-    }
-    if (inputLayout == "reads")
+    if (inputLayout == ::fastnn::InputLayout::Reads)
       for (auto function : module.getOps<func::FuncOp>())
         moveIntoInput(function);
     // oneDNN's brgconv convolutions read and write NHWC as it is, where NCHW
     // costs a reorder to and from a blocked layout around every call;
     // cuDNN's tensor-core kernels want NHWC too, its fp32 ones NCHW.
-    Layout wanted =
-        target == "cuda" && precision == "fp32" ? Layout::NCHW : Layout::NHWC;
-    if (layout != "auto")
-      wanted = layout == "nhwc" ? Layout::NHWC : Layout::NCHW;
+    Layout wanted = target == ::fastnn::Target::CUDA &&
+                            precision == ::fastnn::Precision::FP32
+                        ? Layout::NCHW
+                        : Layout::NHWC;
+    if (layout != ::fastnn::LayoutChoice::Auto)
+      wanted =
+          layout == ::fastnn::LayoutChoice::NHWC ? Layout::NHWC : Layout::NCHW;
     SmallVector<Operation *> changing;
     module.walk([&](Operation *op) {
       auto current = op->getAttrOfType<LayoutAttr>("layout");
@@ -294,7 +277,7 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
 
-    if (inputLayout == "kernels")
+    if (inputLayout == ::fastnn::InputLayout::Kernels)
       for (auto function : module.getOps<func::FuncOp>())
         moveIntoInput(function);
   }

@@ -172,18 +172,10 @@ struct MixedPrecisionPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     Builder b(module.getContext());
-    Type low;
-    if (precision == "bf16")
-      low = b.getBF16Type();
-    else if (precision == "fp16")
-      low = b.getF16Type();
-    else if (precision != "fp32") {
-      module.emitError("unknown precision '")
-          << precision << "' (fp32, fp16 or bf16)";
-      return signalPassFailure();
-    }
-    if (!low)
+    if (precision == ::fastnn::Precision::FP32)
       return;
+    Type low = precision == ::fastnn::Precision::BF16 ? Type(b.getBF16Type())
+                                                      : b.getF16Type();
     for (auto function : module.getOps<func::FuncOp>())
       for (Block &block : function.getBody())
         PrecisionAssignment(low).run(block);

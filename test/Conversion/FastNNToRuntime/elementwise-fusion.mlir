@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file | FileCheck %s
 
 // A chain of elementwise ops, each result read once by the next op of the
 // same shape, is one loop nest: exp and neg are computed inside sqrt's loop,

@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file -verify-diagnostics
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file -verify-diagnostics
 
 // expected-error @+1 {{no function @forward to lower}}
 module {

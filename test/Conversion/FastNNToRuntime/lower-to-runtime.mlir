@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file | FileCheck %s
 
 // A relu after conv becomes the conv's post-op, a reshape takes no memory,
 // and a vector add after matmul becomes the matmul's bias: two kernels and

@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file | FileCheck %s
 
 // A bf16 convolution's descriptor says FNN_BF16 (2) and it absorbs its
 // relu like an f32 one; casts and bf16 elementwise ops are loops over the

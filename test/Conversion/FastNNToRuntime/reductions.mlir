@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file | FileCheck %s
 
 // Reductions of at most 4096 elements per output element are loops: the
 // output is filled with the identity, then accumulated in input order (a

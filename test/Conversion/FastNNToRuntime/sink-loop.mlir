@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime=entry=train_step | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime=entry=train_step | FileCheck %s
 
 // A sunk step: fnn_model_run is one loop of 3 iterations over the body's
 // code; each stores its index where the body reads it, fetches its batch

@@ -1,8 +1,8 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime="entry=eval_step symbol-prefix=fnn_eval initialize-state=false" > %t.eval.mlir
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime="entry=eval_step symbol-prefix=fnn_eval initialize-state=false" > %t.eval.mlir
 // RUN: FileCheck %s < %t.eval.mlir
 // RUN: FileCheck %s --check-prefix=NONE < %t.eval.mlir
 // RUN: FileCheck %s --check-prefix=INIT < %t.eval.mlir
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime="entry=eval_step" > %t.model.mlir
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime="entry=eval_step" > %t.model.mlir
 // RUN: FileCheck %s --check-prefix=DEFAULT < %t.model.mlir
 // RUN: FileCheck %s --check-prefix=DEFAULT-INIT < %t.model.mlir
 

@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file | FileCheck %s
 
 // Every op that does work runs inside a span named "<op> <location name>":
 // the kernel call of the conv and the loop nest of the add. The reshape is

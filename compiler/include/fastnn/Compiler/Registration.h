@@ -13,8 +13,9 @@ namespace fastnn {
 /// lowerings use.
 void registerDialects(mlir::DialectRegistry &registry);
 
-/// Registers every fastnn pass and the upstream passes its pipelines use, so
-/// that fastnnc-opt can run each one alone.
+/// Registers every fastnn pass, the upstream passes its pipelines use and
+/// the fastnn pipelines (Pipelines.h), so that fastnnc-opt can run each
+/// one alone.
 void registerPasses();
 
 } // namespace fastnn

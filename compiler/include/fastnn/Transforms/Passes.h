@@ -4,6 +4,7 @@
 #define FASTNN_TRANSFORMS_PASSES_H
 
 #include "fastnn/Dialect/FastNN/IR/FastNNDialect.h"
+#include "fastnn/Transforms/OptionEnums.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/Pass.h"

@@ -59,8 +59,10 @@ def FastNNBuildTrainStep : Pass<"fastnn-build-train-step", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::func::FuncDialect", "mlir::fastnn::FastNNDialect"];
   let options = [
-    Option<"optimizer", "optimizer", "std::string", "\"rmsprop\"",
-           "adadelta, adagrad, adam, ftrl, momentum, sgd, rmsprop or adamweightdecay">,
+    Option<"optimizer", "optimizer", "::mlir::fastnn::Optimizer",
+           "::mlir::fastnn::Optimizer::RMSProp",
+           "adadelta, adagrad, adam, ftrl, momentum, sgd, rmsprop or adamweightdecay",
+           "::fastnn::OptimizerValues()">,
     Option<"weightDecay", "weight-decay", "double", "0.00004",
            "L2 coefficient on convolution and matrix-product weights">,
     Option<"auxLossWeight", "aux-loss-weight", "double", "0.4",
@@ -360,8 +362,10 @@ def FastNNMixedPrecision : Pass<"fastnn-mixed-precision", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::fastnn::FastNNDialect"];
   let options = [
-    Option<"precision", "precision", "std::string", "\"bf16\"",
-           "Type of the low-precision ops: bf16, fp16 or fp32 (no change)">
+    Option<"precision", "precision", "::fastnn::Precision",
+           "::fastnn::Precision::BF16",
+           "Type of the low-precision ops: bf16, fp16 or fp32 (no change)",
+           "::fastnn::precisionValues()">
   ];
 }
 
@@ -482,20 +486,25 @@ def FastNNLayout : Pass<"fastnn-layout", "mlir::ModuleOp"> {
   }];
   let dependentDialects = ["mlir::fastnn::FastNNDialect"];
   let options = [
-    Option<"target", "target", "std::string", "\"cpu\"",
-           "Kernels the model runs on: cpu (oneDNN) or cuda (cuDNN)">,
-    Option<"precision", "precision", "std::string", "\"fp32\"",
+    Option<"target", "target", "::fastnn::Target", "::fastnn::Target::CPU",
+           "Kernels the model runs on: cpu (oneDNN) or cuda (cuDNN)",
+           "::fastnn::targetValues()">,
+    Option<"precision", "precision", "::fastnn::Precision",
+           "::fastnn::Precision::FP32",
            "Type of the convolutions (fastnn-mixed-precision's): fp32, fp16 "
-           "or bf16">,
-    Option<"layout", "layout", "std::string", "\"auto\"",
+           "or bf16", "::fastnn::precisionValues()">,
+    Option<"layout", "layout", "::fastnn::LayoutChoice",
+           "::fastnn::LayoutChoice::Auto",
            "Layout to give the ops: auto (the target's choice above), "
-           "nchw or nhwc">,
-    Option<"inputLayout", "input-layout", "std::string", "\"kernels\"",
+           "nchw or nhwc", "::fastnn::layoutValues()">,
+    Option<"inputLayout", "input-layout", "::fastnn::InputLayout",
+           "::fastnn::InputLayout::Kernels",
            "Layout of the function inputs: kernels (the one their first "
            "ops take after the pass; whoever fills an input writes it), "
            "model (as declared: infer.bin's .npy files) or reads (the one "
            "the model's own ops read them in, NCHW for tf2onnx's NHWC "
-           "inputs: train.bin's NCHW loader)">
+           "inputs: train.bin's NCHW loader)",
+           "::fastnn::inputLayoutValues()">
   ];
 }
 

@@ -5,6 +5,62 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
+  let summary = "Record the target's fusion and code generation choices on "
+                "the ops";
+  let description = [{
+    The target part before `fastnn-lower-to-runtime`, which applies what
+    this pass records and decides none of it itself: a target's pipeline
+    runs it with its options (`fastnn-cpu-lowering`: `max-loop-reduction`
+    4096), and lit tests see the decisions. Accepts the functions
+    `fastnn-lower-to-runtime` accepts and plans the ops of each step (a
+    function's block, or its sunk loop's body), as discardable attributes:
+
+    - `fastnn.post_op = "relu"` on a conv2d, batch_norm or matmul (float)
+      whose result (or its view) only a relu reads, and
+      `fastnn.fused_into_producer` on that relu: the kernel's epilogue
+      applies it (oneDNN post-ops, cuDNN and cuBLASLt epilogues), and the
+      relu takes neither memory nor code;
+    - `fastnn.bias_fused` on a matmul whose result only an add of a vector
+      over its last dimension reads, the vector computed before the matmul
+      runs (and no post-op yet), and `fastnn.fused_into_producer` on the
+      add: the kernel adds the bias;
+    - `fastnn.inline_into_consumer` on an elementwise op whose result only
+      one elementwise op of the same shape reads, at most 8 ops later with
+      nothing between that writes memory, and whose user reads no
+      collective's result: it is computed inside the user's loop nest
+      (chains inline whole), without a buffer;
+    - `fastnn.codegen = "loops"` on f32 reductions where one output element
+      reduces at most `max-loop-reduction` elements (a bias gradient, a
+      global pool: oneDNN 2.6 runs some of them on its reference
+      implementation), `"kernel"` on the other reductions.
+
+    Without this pass the lowering fuses nothing and calls a kernel for
+    every reduction. A CUDA pipeline runs it with the thresholds of its own
+    kernels.
+
+    Before:
+    ```mlir
+    %c = fastnn.conv2d %x, %w : ...
+    %r = fastnn.relu %c : tensor<1x4x8x8xf32>
+    %s = fastnn.reduce_sum %r {axes = array<i64: 2, 3>} : ...
+    ```
+    After (`max-loop-reduction=4096`):
+    ```mlir
+    %c = fastnn.conv2d %x, %w {fastnn.post_op = "relu"} : ...
+    %r = fastnn.relu %c {fastnn.fused_into_producer} : tensor<1x4x8x8xf32>
+    %s = fastnn.reduce_sum %r {axes = array<i64: 2, 3>, fastnn.codegen = "loops"} : ...
+    ```
+  }];
+  let options = [
+    Option<"maxLoopReduction", "max-loop-reduction", "int64_t",
+           /*default=*/"0",
+           "Largest number of elements one output element of an f32 "
+           "reduction sums in generated loops (0: every reduction is a "
+           "kernel call)">
+  ];
+}
+
 def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
   let summary = "Lower a fastnn model to runtime kernel calls and loops over "
                 "one statically planned arena";
@@ -54,12 +110,15 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
     link into one executable.
 
     Buffers get offsets from a liveness-based plan (greedy by size), so
-    activations whose lifetimes do not overlap share memory; reshapes,
-    dropout and activations fused into their producer (relu after conv,
-    batch norm or matmul; a bias add after matmul) take no memory and no
-    code, and an elementwise op read only by an elementwise op of the same
-    shape is computed inside that op's loop nest (no buffer, no span).
-    Parameters, constants, inputs and outputs stay live throughout.
+    activations whose lifetimes do not overlap share memory. Fusion is what
+    `fastnn-plan-fusion` recorded on the ops (the target's choice; nothing
+    is fused without it): views (reshape, dropout, next_batch) and ops
+    fused into their producer (`fastnn.fused_into_producer`: a kernel's
+    relu post-op, a matmul's bias add) take no memory and no code, an op
+    with `fastnn.inline_into_consumer` is computed inside its user's loop
+    nest (no buffer, no span), and a reduction is generated as loops where
+    `fastnn.codegen = "loops"`, else a kernel call. Parameters, constants,
+    inputs and outputs stay live throughout.
 
     Before:
     ```mlir
@@ -208,6 +267,35 @@ def FastNNDispatchLoopBodies : Pass<"fastnn-dispatch-loop-bodies",
       llvm.call @fnn_model_run_loop0(%begin, %end, %arena) : ...
       llvm.return
     }
+    ```
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def FastNNVerifyCPULowered : Pass<"fastnn-verify-cpu-lowered",
+                                  "mlir::ModuleOp"> {
+  let summary = "Check that a module is what the CPU object emitter accepts";
+  let description = [{
+    The last pass of `fastnn-cpu-lowering` (and so of `fastnn-cpu`). Accepts
+    what the CPU object emitter translates (lowering/lib/Target): a module
+    of LLVM dialect ops only, whose runtime calls go to functions the ABI
+    declares. Fails, at the op, on:
+
+    - an op of any other dialect (a conversion that left something behind,
+      or a pass added after the lowering);
+    - a declaration of an `fnn_`-prefixed function that
+      runtime/include/fastnn/runtime/abi.h does not declare (the set is read
+      from the header when the build is configured), which would fail only
+      when train.bin is linked. Other external functions (the C math
+      library's) are left to the linker.
+
+    The module is not changed. A CUDA pipeline ends in its own check of what
+    its emitter accepts (the GPU binary ops beside the host's LLVM dialect).
+
+    Rejected:
+    ```mlir
+    llvm.func @fnn_conv3d_forward(!llvm.ptr)   // not in abi.h
+    func.func @f() { return }                  // not the LLVM dialect
     ```
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];

@@ -1,8 +1,9 @@
-//===- ArenaPlanning.cpp - fusion, aliasing and arena offsets -------------===//
+//===- ArenaPlanning.cpp - recorded fusion, aliasing, arena offsets -------===//
 
 #include "LoweringImpl.h"
 
 #include "fastnn/Conversion/MemoryPlan.h"
+#include "fastnn/Dialect/FastNN/IR/FastNNTraits.h"
 #include "fastnn/runtime/abi.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -25,105 +26,47 @@ int64_t tensorBytes(RankedTensorType type) {
 
 namespace {
 
-bool isFloat(Value value) {
-  return isa<FloatType>(
-      cast<RankedTensorType>(value.getType()).getElementType());
-}
-
-/// Kernels whose output can absorb a following relu (oneDNN post-ops,
-/// cuDNN epilogues), in any of their types.
-bool acceptsPostOp(Operation *op) {
-  return isa<Conv2DOp, BatchNormOp, MatMulOp>(op) && isFloat(op->getResult(0));
-}
-
-/// `add(matmul(a, b), bias)` with a vector bias over the last dimension,
-/// computed before the matmul runs, is the matmul's bias.
-void fuseMatMulBias(AddOp add, ArenaLayout &layout) {
-  for (auto [product, bias] : {std::pair{add.getLhs(), add.getRhs()},
-                               std::pair{add.getRhs(), add.getLhs()}}) {
-    auto matmul = product.getDefiningOp<MatMulOp>();
-    if (!matmul || !product.hasOneUse() || layout.fusedBias.count(matmul) ||
-        layout.postOps.count(matmul) || add.getType() != matmul.getType() ||
-        !isFloat(product))
-      continue;
-    auto biasType = cast<RankedTensorType>(bias.getType());
-    if (biasType.getRank() != 1 ||
-        biasType.getDimSize(0) != matmul.getType().getShape().back())
-      continue;
-    Operation *biasDef = bias.getDefiningOp();
-    if (biasDef && !biasDef->isBeforeInBlock(matmul))
-      continue;
-    layout.fusedBias[matmul] = bias;
-    layout.aliasOf[add.getResult()] = product;
-    return;
-  }
-}
-
-void decideFusion(func::FuncOp forward, ArenaLayout &layout) {
-  for (Operation &op : stepBlock(forward)) {
-    if (isa<ReshapeOp, DropoutOp, NextBatchOp>(op)) {
+/// The views ops are by nature, and the fusion fastnn-plan-fusion
+/// recorded.
+LogicalResult readFusion(Block &body, ArenaLayout &layout) {
+  for (Operation &op : body) {
+    if (op.hasTrait<OpTrait::fastnn::ResultsAliasOperands>())
       for (auto [result, operand] :
            llvm::zip(op.getResults(), op.getOperands()))
         layout.aliasOf[result] = operand;
-    } else if (auto add = dyn_cast<AddOp>(op)) {
-      fuseMatMulBias(add, layout);
-    } else if (auto relu = dyn_cast<ReluOp>(op)) {
-      Value input = relu.getInput();
-      Operation *kernel = layout.root(input).getDefiningOp();
-      if (kernel && input.hasOneUse() && acceptsPostOp(kernel) &&
-          !layout.postOps.count(kernel)) {
-        layout.postOps[kernel] = FNN_POST_RELU;
-        layout.aliasOf[relu.getResult()] = input;
+    if (auto postOp = op.getAttrOfType<StringAttr>(kPostOpAttr)) {
+      if (postOp.getValue() != kPostOpRelu)
+        return op.emitOpError("has post-op '")
+               << postOp.getValue() << "', which the runtime kernels lack";
+      layout.postOps[&op] = FNN_POST_RELU;
+    }
+    if (op.hasAttr(kFusedIntoProducerAttr)) {
+      if (auto relu = dyn_cast<ReluOp>(op)) {
+        layout.aliasOf[relu.getResult()] = relu.getInput();
+      } else if (auto add = dyn_cast<AddOp>(op)) {
+        for (auto [product, bias] : {std::pair{add.getLhs(), add.getRhs()},
+                                     std::pair{add.getRhs(), add.getLhs()}}) {
+          auto matmul = product.getDefiningOp<MatMulOp>();
+          if (!matmul || !matmul->hasAttr(kBiasFusedAttr))
+            continue;
+          layout.fusedBias[matmul] = bias;
+          layout.aliasOf[add.getResult()] = product;
+          break;
+        }
+        if (!layout.aliasOf.count(add.getResult()))
+          return op.emitOpError("is fused into no matmul that takes a bias");
+      } else {
+        return op.emitOpError("cannot be fused into its producer");
       }
     }
-  }
-}
-
-/// How many ops after an elementwise op its user may stand for the op to be
-/// computed inside the user's loop nest.
-constexpr int kMaxInlineDistance = 8;
-
-/// An elementwise op whose result only one elementwise op of the same shape,
-/// a few ops later, reads is computed inside that op's loop nest: no
-/// buffer, and one pass over memory instead of two. Chains inline whole.
-void inlineElementwise(Block &body, ArenaLayout &layout) {
-  for (Operation &op : body) {
-    if (!isElementwise(&op) || op.getNumResults() != 1)
-      continue;
-    Value result = op.getResult(0);
-    if (!result.hasOneUse() || layout.aliasOf.count(result))
-      continue;
-    Operation *user = *result.getUsers().begin();
-    if (!isElementwise(user) || user->getBlock() != &body ||
-        layout.aliasOf.count(user->getResult(0)) ||
-        cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
-            cast<RankedTensorType>(result.getType()).getShape())
-      continue;
-    // A user that reads a collective's result waits for it first; the
-    // producer stays where it overlaps the communication.
-    if (llvm::any_of(user->getOperands(), [&](Value operand) {
-          return layout.root(operand).getDefiningOp<AllReduceOp>();
-        }))
-      continue;
-    // The user must follow closely: moving the reads there keeps the
-    // producer's operands alive until then (a forward value read only in
-    // the backward would hold two buffers for one), and the scan below
-    // stays bounded. Nor may the reads move past a write to existing
-    // buffers (a state update, an optimizer step, a collective).
-    bool inlinable = false;
-    Operation *between = op.getNextNode();
-    for (int distance = 0; distance < kMaxInlineDistance; ++distance) {
-      if (between == user) {
-        inlinable = true;
-        break;
-      }
-      if (!isMemoryEffectFree(between))
-        break;
-      between = between->getNextNode();
+    if (op.hasAttr(kInlineIntoConsumerAttr)) {
+      if (op.getNumResults() != 1 || !op.getResult(0).hasOneUse())
+        return op.emitOpError("is inlined into a consumer but has not one "
+                              "result read once");
+      layout.inlinedInto[&op] = *op.getResult(0).getUsers().begin();
     }
-    if (inlinable)
-      layout.inlinedInto[&op] = user;
   }
+  return success();
 }
 
 /// The op whose code computes `op`: itself, or the end of the inlining
@@ -235,12 +178,16 @@ void placeWaits(Block &body, ArrayRef<BucketSlices> buckets,
 
 } // namespace
 
-ArenaLayout planArena(func::FuncOp forward) {
-  ArenaLayout layout;
-  decideFusion(forward, layout);
+bool reducesInLoops(Operation *op) {
+  auto codegen = op->getAttrOfType<StringAttr>(kCodegenAttr);
+  return codegen && codegen.getValue() == kCodegenLoops;
+}
 
+FailureOr<ArenaLayout> planArena(func::FuncOp forward) {
+  ArenaLayout layout;
   Block &body = stepBlock(forward);
-  inlineElementwise(body, layout);
+  if (failed(readFusion(body, layout)))
+    return failure();
   SmallVector<BucketSlices> buckets = decideBuckets(body, layout);
   placeWaits(body, buckets, layout);
   int64_t end = static_cast<int64_t>(body.getOperations().size()) + 1;

@@ -446,26 +446,10 @@ bool isElementwise(Operation *op) {
 }
 
 namespace {
-/// The largest number of elements one output element of a reduction sums
-/// in a generated loop (in order, in f32); larger ones go to the kernel.
-constexpr int64_t kMaxLoopReductionExtent = 4096;
-
 ArrayRef<int64_t> reductionAxes(Operation *op) {
   return op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
 }
 } // namespace
-
-bool reducesInLoops(Operation *op) {
-  if (!isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(op))
-    return false;
-  auto input = cast<RankedTensorType>(op->getOperand(0).getType());
-  if (!input.getElementType().isF32())
-    return false;
-  int64_t extent = 1;
-  for (int64_t axis : reductionAxes(op))
-    extent *= input.getDimSize(axis);
-  return extent <= kMaxLoopReductionExtent;
-}
 
 LogicalResult RunEmitter::lowerReduction(Operation *op) {
   OpBuilder &b = runBuilder;

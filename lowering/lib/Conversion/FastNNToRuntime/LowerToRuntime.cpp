@@ -3,6 +3,7 @@
 #include "LoweringImpl.h"
 
 #include "fastnn/Conversion/Passes.h"
+#include "fastnn/Dialect/FastNN/IR/FastNNTraits.h"
 #include "fastnn/runtime/model.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -175,13 +176,7 @@ LogicalResult RunEmitter::lower(Operation *op) {
   LogicalResult lowered = success();
   if (auto allreduce = dyn_cast<AllReduceOp>(op))
     lowered = lowerAllReduce(allreduce);
-  else if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp, LRNOp, MatMulOp,
-               SoftmaxOp, LogSoftmaxOp, ReduceSumOp, ReduceMeanOp, ReduceMaxOp,
-               ReduceMinOp>(op) &&
-           !reducesInLoops(op))
-    lowered = lowerKernelOp(op);
-  else if (isa<Conv2DBackwardOp, Pool2DBackwardOp, BatchNormTrainOp,
-               BatchNormBackwardOp, LRNBackwardOp, ApplyOptimizerOp>(op))
+  else if (op->hasTrait<OpTrait::fastnn::RunsAsKernel>() && !reducesInLoops(op))
     lowered = lowerTrainingKernelOp(op);
   else
     lowered = lowerLoopOp(op);
@@ -264,7 +259,10 @@ struct LowerToRuntimePass
     Location loc = forward.getLoc();
     auto ptrType = LLVM::LLVMPointerType::get(context);
     auto i64 = IntegerType::get(context, 64);
-    ArenaLayout layout = lowering::planArena(forward);
+    FailureOr<ArenaLayout> planned = lowering::planArena(forward);
+    if (failed(planned))
+      return failure();
+    ArenaLayout &layout = *planned;
 
     OpBuilder globals(context);
     globals.setInsertionPointToStart(module.getBody());

@@ -57,13 +57,31 @@ struct ArenaLayout {
   }
 };
 
+/// The decisions fastnn-plan-fusion records on the ops (discardable
+/// attributes) and fastnn-lower-to-runtime reads; without them nothing is
+/// fused and every reduction is a kernel call.
+/// On a kernel (conv2d, batch_norm, matmul): the elementwise op its
+/// epilogue applies, "relu".
+constexpr llvm::StringLiteral kPostOpAttr = "fastnn.post_op";
+constexpr llvm::StringLiteral kPostOpRelu = "relu";
+/// On a matmul: the add that reads it adds its bias.
+constexpr llvm::StringLiteral kBiasFusedAttr = "fastnn.bias_fused";
+/// On that relu or add: its result is the producer's (no buffer, no code).
+constexpr llvm::StringLiteral kFusedIntoProducerAttr =
+    "fastnn.fused_into_producer";
+/// On an elementwise op: computed inside its only user's loop nest.
+constexpr llvm::StringLiteral kInlineIntoConsumerAttr =
+    "fastnn.inline_into_consumer";
+/// On a reduction: "loops" (generated) or "kernel" (a runtime call).
+constexpr llvm::StringLiteral kCodegenAttr = "fastnn.codegen";
+constexpr llvm::StringLiteral kCodegenLoops = "loops";
+constexpr llvm::StringLiteral kCodegenKernel = "kernel";
+
 /// Ops lowered as one loop nest computing each element from the operands'
 /// elements at the same (broadcast) position (LoopCodegen.cpp).
 bool isElementwise(mlir::Operation *op);
-/// Reductions generated as loops (LoopCodegen.cpp): f32 ones where each
-/// output element reduces at most a few thousand elements (a bias
-/// gradient, a global pool), which oneDNN 2.6 may run on its reference
-/// implementation; the others are kernel calls.
+/// Reductions the plan generates as loops (`fastnn.codegen = "loops"`);
+/// the others are kernel calls.
 bool reducesInLoops(mlir::Operation *op);
 
 /// True if a backward op reads `op`'s saved state, so `op` must be created
@@ -81,8 +99,9 @@ int64_t dtypeOf(mlir::Value value);
 mlir::Value arenaPointer(mlir::OpBuilder &builder, mlir::Location loc,
                          mlir::Value arena, int64_t offset);
 
-/// Decides fusion and aliasing, then plans offsets for `forward`.
-ArenaLayout planArena(mlir::func::FuncOp forward);
+/// Reads the recorded fusion, decides aliasing, then plans offsets for
+/// `forward`; fails on fusion attributes it cannot apply.
+mlir::FailureOr<ArenaLayout> planArena(mlir::func::FuncOp forward);
 
 /// Loop sinking (LoopSinking.cpp): the fastnn.loop a sunk step function is
 /// (null if it is not one); the block of ops one step runs (the loop's body,
@@ -126,6 +145,8 @@ private:
   int64_t createKernel(mlir::Location loc, llvm::StringRef createName,
                        llvm::ArrayRef<int64_t> descriptor,
                        std::optional<int64_t> forward = std::nullopt);
+  /// An op that runs as a kernel: the training step's kernels here
+  /// (TrainingCalls.cpp), the others through lowerKernelOp.
   mlir::LogicalResult lowerTrainingKernelOp(mlir::Operation *op);
   /// A result's pointer, or null when nothing reads it (the kernel then
   /// skips computing it).

@@ -132,9 +132,7 @@ LogicalResult RunEmitter::lowerTrainingKernelOp(Operation *op) {
                     k, operands);
         return success();
       })
-      .Default([](Operation *op) {
-        return op->emitOpError("has no runtime kernel");
-      });
+      .Default([&](Operation *op) { return lowerKernelOp(op); });
 }
 
 } // namespace fastnn::lowering

@@ -1,0 +1,193 @@
+//===- PlanFusion.cpp - the fastnn-plan-fusion pass -----------------------===//
+//
+// The target's fusion and code generation choices, recorded on the ops as
+// the attributes fastnn-lower-to-runtime reads (LoweringImpl.h names them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringImpl.h"
+
+#include "fastnn/Conversion/Passes.h"
+#include "fastnn/Dialect/FastNN/IR/FastNNTraits.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace fastnn {
+#define GEN_PASS_DEF_FASTNNPLANFUSION
+#include "fastnn/Conversion/Passes.h.inc"
+} // namespace fastnn
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace fastnn::lowering {
+namespace {
+
+/// How many ops after an elementwise op its user may stand for the op to be
+/// computed inside the user's loop nest.
+constexpr int kMaxInlineDistance = 8;
+
+bool isFloat(Value value) {
+  return isa<FloatType>(
+      cast<RankedTensorType>(value.getType()).getElementType());
+}
+
+/// Which value's buffer each fused or aliasing result is, as the lowering
+/// will see it.
+class Aliases {
+public:
+  void add(Value result, Value source) { sourceOf[result] = source; }
+  bool contains(Value value) const { return sourceOf.count(value); }
+  Value root(Value value) const {
+    while (Value source = sourceOf.lookup(value))
+      value = source;
+    return value;
+  }
+
+private:
+  llvm::DenseMap<Value, Value> sourceOf;
+};
+
+class FusionPlanner {
+public:
+  FusionPlanner(MLIRContext *context, int64_t maxLoopReduction)
+      : builder(context), maxLoopReduction(maxLoopReduction) {}
+
+  void plan(Block &body) {
+    for (Operation &op : body) {
+      if (op.hasTrait<OpTrait::fastnn::ResultsAliasOperands>()) {
+        for (auto [result, operand] :
+             llvm::zip(op.getResults(), op.getOperands()))
+          aliases.add(result, operand);
+      } else if (auto add = dyn_cast<AddOp>(op)) {
+        fuseMatMulBias(add);
+      } else if (auto relu = dyn_cast<ReluOp>(op)) {
+        fuseRelu(relu);
+      } else if (op.hasTrait<OpTrait::fastnn::Reduction>()) {
+        op.setAttr(kCodegenAttr,
+                   builder.getStringAttr(reducesInLoops(&op) ? kCodegenLoops
+                                                             : kCodegenKernel));
+      }
+    }
+    inlineElementwise(body);
+  }
+
+private:
+  /// Kernels whose output can absorb a following relu (oneDNN post-ops,
+  /// cuDNN epilogues), in any of their types.
+  static bool acceptsPostOp(Operation *op) {
+    return isa<Conv2DOp, BatchNormOp, MatMulOp>(op) &&
+           isFloat(op->getResult(0));
+  }
+
+  /// A relu whose input a kernel computes, read by the relu alone, is the
+  /// kernel's post-op.
+  void fuseRelu(ReluOp relu) {
+    Value input = relu.getInput();
+    Operation *kernel = aliases.root(input).getDefiningOp();
+    if (!kernel || !input.hasOneUse() || !acceptsPostOp(kernel) ||
+        kernel->hasAttr(kPostOpAttr))
+      return;
+    kernel->setAttr(kPostOpAttr, builder.getStringAttr(kPostOpRelu));
+    relu->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
+    aliases.add(relu.getResult(), input);
+  }
+
+  /// `add(matmul(a, b), bias)` with a vector bias over the last dimension,
+  /// computed before the matmul runs, is the matmul's bias.
+  void fuseMatMulBias(AddOp add) {
+    for (auto [product, bias] : {std::pair{add.getLhs(), add.getRhs()},
+                                 std::pair{add.getRhs(), add.getLhs()}}) {
+      auto matmul = product.getDefiningOp<MatMulOp>();
+      if (!matmul || !product.hasOneUse() || matmul->hasAttr(kBiasFusedAttr) ||
+          matmul->hasAttr(kPostOpAttr) || add.getType() != matmul.getType() ||
+          !isFloat(product))
+        continue;
+      auto biasType = cast<RankedTensorType>(bias.getType());
+      if (biasType.getRank() != 1 ||
+          biasType.getDimSize(0) != matmul.getType().getShape().back())
+        continue;
+      Operation *biasDef = bias.getDefiningOp();
+      if (biasDef && !biasDef->isBeforeInBlock(matmul))
+        continue;
+      matmul->setAttr(kBiasFusedAttr, builder.getUnitAttr());
+      add->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
+      aliases.add(add.getResult(), product);
+      return;
+    }
+  }
+
+  /// f32 reductions where each output element reduces at most
+  /// `maxLoopReduction` elements (a bias gradient, a global pool) are
+  /// generated as loops, in order; the others are kernel calls.
+  bool reducesInLoops(Operation *op) const {
+    auto input = cast<RankedTensorType>(op->getOperand(0).getType());
+    if (!input.getElementType().isF32())
+      return false;
+    int64_t extent = 1;
+    for (int64_t axis :
+         op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
+      extent *= input.getDimSize(axis);
+    return extent <= maxLoopReduction;
+  }
+
+  /// An elementwise op whose result only one elementwise op of the same
+  /// shape, a few ops later, reads is computed inside that op's loop nest:
+  /// no buffer, and one pass over memory instead of two. Chains inline
+  /// whole.
+  void inlineElementwise(Block &body) {
+    for (Operation &op : body) {
+      if (!isElementwise(&op) || op.getNumResults() != 1)
+        continue;
+      Value result = op.getResult(0);
+      if (!result.hasOneUse() || aliases.contains(result))
+        continue;
+      Operation *user = *result.getUsers().begin();
+      if (!isElementwise(user) || user->getBlock() != &body ||
+          aliases.contains(user->getResult(0)) ||
+          cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
+              cast<RankedTensorType>(result.getType()).getShape())
+        continue;
+      // A user that reads a collective's result waits for it first; the
+      // producer stays where it overlaps the communication.
+      if (llvm::any_of(user->getOperands(), [&](Value operand) {
+            return aliases.root(operand).getDefiningOp<AllReduceOp>();
+          }))
+        continue;
+      // The user must follow closely: moving the reads there keeps the
+      // producer's operands alive until then (a forward value read only in
+      // the backward would hold two buffers for one), and the scan below
+      // stays bounded. Nor may the reads move past a write to existing
+      // buffers (a state update, an optimizer step, a collective).
+      Operation *between = op.getNextNode();
+      for (int distance = 0; distance < kMaxInlineDistance; ++distance) {
+        if (between == user) {
+          op.setAttr(kInlineIntoConsumerAttr, builder.getUnitAttr());
+          break;
+        }
+        if (!isMemoryEffectFree(between))
+          break;
+        between = between->getNextNode();
+      }
+    }
+  }
+
+  Builder builder;
+  int64_t maxLoopReduction;
+  Aliases aliases;
+};
+
+struct PlanFusionPass
+    : public ::fastnn::impl::FastNNPlanFusionBase<PlanFusionPass> {
+  using FastNNPlanFusionBase::FastNNPlanFusionBase;
+
+  void runOnOperation() override {
+    for (auto function : getOperation().getOps<func::FuncOp>())
+      if (!function.isExternal())
+        FusionPlanner(&getContext(), maxLoopReduction)
+            .plan(stepBlock(function));
+  }
+};
+
+} // namespace
+} // namespace fastnn::lowering
