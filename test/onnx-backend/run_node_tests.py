@@ -11,12 +11,16 @@ fastnn compiles static shapes, so operands that decide shapes or are
 attributes in disguise (Reshape's shape, Slice's starts/ends/axes/steps,
 Squeeze/Unsqueeze/Reduce* axes, Pad's pads and value, Clip's bounds,
 Dropout's ratio and mode) must be constants. The node tests feed them as
-graph inputs; for each data set the driver makes them initializers holding
-that data set's values, which is what an exporter writes for a real model.
+graph inputs; the importer's operator records say which they are, and
+fastnnc's error names each one it needed as a constant (or, first, one
+whose shape the model leaves open, which no static executable can take).
+The driver makes those inputs initializers holding each data set's values,
+which is what an exporter writes for a real model.
 """
 import argparse
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -40,12 +44,10 @@ REQUIRED_OPS = {
 }
 
 
-# Operand positions that must be compile-time constants.
-CONSTANT_OPERANDS = {
-    "Reshape": (1,), "Slice": (1, 2, 3, 4), "Squeeze": (1,), "Unsqueeze": (1,),
-    "Pad": (1, 2), "Clip": (1, 2), "Dropout": (1, 2), "ReduceSum": (1,),
-    "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,),
-}
+# fastnnc's errors for a graph input it cannot take at run time: one read
+# where the importer needs a constant, one whose shape is left open.
+NEEDS_CONSTANT = re.compile(r"input \d+ \('([^']*)'\) must be known at compile time"
+                            r"|graph input '([^']*)' has a dynamic dimension")
 
 
 def read_tensor(path):
@@ -70,14 +72,9 @@ def from_bfloat16_bits(bits):
     return (bits.astype(np.uint32) << 16).view(np.float32)
 
 
-def bake_constant_inputs(model, inputs, data_set):
-    """Returns (model, runtime input names): inputs in constant positions
+def bake_constant_inputs(model, inputs, data_set, constant):
+    """Returns (model, runtime input names): the inputs named in `constant`
     become initializers with the data set's values."""
-    constant = set()
-    for node in model.graph.node:
-        for position in CONSTANT_OPERANDS.get(node.op_type, ()):
-            if position < len(node.input) and node.input[position] in inputs:
-                constant.add(node.input[position])
     if not constant:
         return model, inputs
     baked = onnx.ModelProto()
@@ -120,19 +117,26 @@ def run_test(test_dir, fastnnc, work):
     outputs = [o.name for o in model.graph.output]
     bf16_outputs = {o.name for o in model.graph.output if is_bfloat16(o)}
     compiled_once = None
+    constant = set()
     for data_set in sorted(test_dir.glob("test_data_set_*")):
         out_dir = work / (test_dir.name + "." + data_set.name)
         out_dir.mkdir(exist_ok=True)
-        baked, inputs = bake_constant_inputs(model, all_inputs, data_set)
-        if baked is model:
-            exe = work / (test_dir.name + ".bin")
-            if compiled_once is None:
-                compiled_once = compile_model(test_dir / "model.onnx", exe, fastnnc) or ""
-            error = compiled_once or None
-        else:
-            exe = out_dir / "model.bin"
-            onnx.save(baked, str(out_dir / "model.onnx"))
-            error = compile_model(out_dir / "model.onnx", exe, fastnnc)
+        while True:
+            baked, inputs = bake_constant_inputs(model, all_inputs, data_set, constant)
+            if baked is model:
+                exe = work / (test_dir.name + ".bin")
+                if compiled_once is None:
+                    compiled_once = compile_model(test_dir / "model.onnx", exe, fastnnc) or ""
+                error = compiled_once or None
+            else:
+                exe = out_dir / "model.bin"
+                onnx.save(baked, str(out_dir / "model.onnx"))
+                error = compile_model(out_dir / "model.onnx", exe, fastnnc)
+            needed = NEEDS_CONSTANT.search(error or "")
+            name = needed and (needed.group(1) or needed.group(2))
+            if name not in inputs:
+                break
+            constant.add(name)
         if error:
             return error
         args = [str(exe), "--output-dir", str(out_dir)]
