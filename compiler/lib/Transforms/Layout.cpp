@@ -88,9 +88,7 @@ struct SinkThroughElementwise : RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, NegOp, AbsOp, ExpOp,
-             LogOp, SqrtOp, ReciprocalOp, ReluOp, SigmoidOp, TanhOp, ErfOp,
-             LeakyReluOp, ClipOp, CastOp, DropoutOp>(op) ||
+    if (!op->hasTrait<OpTrait::fastnn::LayoutAgnostic>() ||
         op->getNumResults() != 1)
       return failure();
     ArrayRef<int64_t> permutation;
@@ -260,7 +258,7 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
     SmallVector<Operation *> changing;
     module.walk([&](Operation *op) {
       auto current = op->getAttrOfType<LayoutAttr>("layout");
-      if (isa<Conv2DOp, MaxPool2DOp, AvgPool2DOp, BatchNormOp>(op) && current &&
+      if (op->hasTrait<OpTrait::fastnn::SelectableLayout>() && current &&
           current.getValue() != wanted &&
           typeOf(op->getOperand(0)).getRank() == 4)
         changing.push_back(op);

@@ -1,12 +1,13 @@
 //===- MixedPrecision.cpp - the fastnn-mixed-precision pass ---------------===//
 //
 // Element types by op kind, in one walk in program order (TensorFlow's
-// automatic mixed precision, with its allow/infer/deny lists):
-// convolutions and matrix products always compute in the low type; ops
-// that only move or combine activations follow their inputs; everything
-// else stays f32. A low result is widened back to f32 right away for
-// whoever needs f32, and a later low consumer of it reads the low value
-// itself, so the casts that remain sit exactly where f32 and low ops meet.
+// automatic mixed precision, with its allow/infer/deny lists, here the
+// ops' traits): convolutions and matrix products (LowPrecision) always
+// compute in the low type; ops that only move or combine activations
+// (FollowsPrecision) follow their inputs; everything else stays f32. A
+// low result is widened back to f32 right away for whoever needs f32, and
+// a later low consumer of it reads the low value itself, so the casts that
+// remain sit exactly where f32 and low ops meet.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,29 +39,25 @@ enum class Role {
 };
 
 Role roleOf(Operation *op) {
-  if (isa<Conv2DOp, Conv2DBackwardOp, MatMulOp>(op))
+  if (op->hasTrait<OpTrait::fastnn::LowPrecision>())
     return Role::Low;
-  if (isa<ReluOp, ReluBackwardOp, LeakyReluOp, LeakyReluBackwardOp, ClipOp,
-          ClipBackwardOp, MaxPool2DOp, AvgPool2DOp, AddOp, SubOp, MulOp, NegOp,
-          ReshapeOp, TransposeOp, ConcatOp, PadOp, SliceOp, BroadcastOp,
-          GatherOp, DropoutOp, DropoutTrainOp, BatchNormOp, BatchNormTrainOp,
-          BatchNormBackwardOp>(op))
+  if (op->hasTrait<OpTrait::fastnn::FollowsPrecision>())
     return Role::Follow;
   return Role::Keep;
 }
 
 /// The operands and results of an op that hold activations, the ones whose
-/// type changes: every f32 one, except batch norm's scale, bias and
-/// statistics (and their gradients), which stay f32.
+/// type changes: every f32 one, except those ActivationsOpInterface leaves
+/// out (batch norm's scale, bias and statistics, and their gradients, stay
+/// f32).
 struct Activations {
   SmallVector<unsigned> operands, results;
 };
 
 Activations activationsOf(Operation *op) {
-  if (isa<BatchNormOp, BatchNormTrainOp>(op))
-    return {{0}, {0}};
-  if (isa<BatchNormBackwardOp>(op))
-    return {{0, 4}, {0}};
+  if (auto withParameters = dyn_cast<ActivationsOpInterface>(op))
+    return {withParameters.getActivationOperands(),
+            withParameters.getActivationResults()};
   Activations activations;
   for (OpOperand &operand : op->getOpOperands())
     if (isF32(operand.get()))

@@ -50,7 +50,7 @@ int64_t dtypeOf(Value value) {
 
 bool hasBackwardUser(Operation *op) {
   return llvm::any_of(op->getUsers(), [](Operation *user) {
-    return isa<Pool2DBackwardOp, LRNBackwardOp>(user);
+    return user->hasTrait<OpTrait::fastnn::ReusesForwardKernel>();
   });
 }
 

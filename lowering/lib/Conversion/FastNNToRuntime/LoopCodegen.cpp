@@ -10,9 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
@@ -22,9 +20,6 @@ using namespace mlir::fastnn;
 
 namespace fastnn::lowering {
 namespace {
-
-using ScalarFn =
-    std::function<Value(OpBuilder &, Location, ValueRange, Type elementType)>;
 
 SmallVector<utils::IteratorType> parallel(int64_t rank) {
   return SmallVector<utils::IteratorType>(rank, utils::IteratorType::parallel);
@@ -99,267 +94,6 @@ Value roundHalf(OpBuilder &b, Location loc, Value value, Type element) {
   if (element.isF16())
     return arith::TruncFOp::create(b, loc, element, value);
   return value;
-}
-
-/// Leaky relu's select, shared by the op (\p value = x) and its gradient
-/// (\p value = dy): \p value where \p x >= 0, else alpha times it.
-Value leakySelect(OpBuilder &b, Location loc, Type type, Value x, Value value,
-                  double alpha) {
-  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
-                                         floatConstant(b, loc, type, 0.0));
-  Value scaled =
-      arith::MulFOp::create(b, loc, value, floatConstant(b, loc, type, alpha));
-  return arith::SelectOp::create(b, loc, positive, value, scaled);
-}
-
-/// How an elementwise op computes one element from its operands' elements
-/// (half-precision operands widened to f32) in type `t`; fails with an
-/// error on types the generator does not support.
-FailureOr<ScalarFn> elementwiseFn(Operation *op) {
-  Type elementType =
-      cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
-  if (elementType.isUnsignedInteger()) {
-    op->emitOpError("on unsigned integers is not supported by the code "
-                    "generator");
-    return failure();
-  }
-  auto binary = [](auto floatOp, auto intOp) -> FailureOr<ScalarFn> {
-    using FloatOpT = decltype(floatOp);
-    using IntOpT = decltype(intOp);
-    return ScalarFn(
-        [](OpBuilder &nb, Location nloc, ValueRange args, Type t) -> Value {
-          if (isFloat(t))
-            return FloatOpT::create(nb, nloc, args[0], args[1]);
-          return IntOpT::create(nb, nloc, args[0], args[1]);
-        });
-  };
-  auto unaryFloat = [&](auto fn) -> FailureOr<ScalarFn> {
-    if (!isFloat(elementType)) {
-      op->emitOpError("expects floating-point operands");
-      return failure();
-    }
-    return ScalarFn([fn](OpBuilder &nb, Location nloc, ValueRange args,
-                         Type t) -> Value { return fn(nb, nloc, args[0], t); });
-  };
-  /// A float op of the math or arith dialect applied to the operand.
-  auto unaryMath = [&](auto mathOp) {
-    using MathOpT = decltype(mathOp);
-    return unaryFloat([](OpBuilder &nb, Location l, Value x, Type) {
-      return MathOpT::create(nb, l, x).getResult();
-    });
-  };
-
-  return llvm::TypeSwitch<Operation *, FailureOr<ScalarFn>>(op)
-      .Case([&](AddOp) { return binary(arith::AddFOp(), arith::AddIOp()); })
-      .Case([&](SubOp) { return binary(arith::SubFOp(), arith::SubIOp()); })
-      .Case([&](MulOp) { return binary(arith::MulFOp(), arith::MulIOp()); })
-      .Case([&](DivOp) { return binary(arith::DivFOp(), arith::DivSIOp()); })
-      .Case(
-          [&](MaxOp) { return binary(arith::MaximumFOp(), arith::MaxSIOp()); })
-      .Case(
-          [&](MinOp) { return binary(arith::MinimumFOp(), arith::MinSIOp()); })
-      .Case([&](PowOp) -> FailureOr<ScalarFn> {
-        if (!isFloat(elementType)) {
-          op->emitOpError("expects a floating-point base");
-          return failure();
-        }
-        return binary(math::PowFOp(), math::PowFOp());
-      })
-      .Case([&](NegOp) { return unaryMath(arith::NegFOp()); })
-      .Case([&](AbsOp) { return unaryMath(math::AbsFOp()); })
-      .Case([&](ExpOp) { return unaryMath(math::ExpOp()); })
-      .Case([&](LogOp) { return unaryMath(math::LogOp()); })
-      .Case([&](SqrtOp) { return unaryMath(math::SqrtOp()); })
-      .Case([&](TanhOp) { return unaryMath(math::TanhOp()); })
-      .Case([&](ErfOp) { return unaryMath(math::ErfOp()); })
-      .Case([&](ReciprocalOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          return arith::DivFOp::create(nb, l, floatConstant(nb, l, t, 1.0), x)
-              .getResult();
-        });
-      })
-      .Case([&](ReluOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          return arith::MaximumFOp::create(nb, l, x,
-                                           floatConstant(nb, l, t, 0.0))
-              .getResult();
-        });
-      })
-      .Case([&](SigmoidOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          Value one = floatConstant(nb, l, t, 1.0);
-          Value e = math::ExpOp::create(nb, l, arith::NegFOp::create(nb, l, x));
-          return arith::DivFOp::create(nb, l, one,
-                                       arith::AddFOp::create(nb, l, one, e))
-              .getResult();
-        });
-      })
-      .Case([&](LeakyReluOp leaky) -> FailureOr<ScalarFn> {
-        double alpha = leaky.getAlpha().convertToDouble();
-        return unaryFloat([=](OpBuilder &nb, Location l, Value x, Type t) {
-          return leakySelect(nb, l, t, x, x, alpha);
-        });
-      })
-      .Case([&](ClipOp clip) -> FailureOr<ScalarFn> {
-        double lo = clip.getMin().convertToDouble();
-        double hi = clip.getMax().convertToDouble();
-        return unaryFloat([=](OpBuilder &nb, Location l, Value x, Type t) {
-          Value low =
-              arith::MaximumFOp::create(nb, l, x, floatConstant(nb, l, t, lo));
-          return arith::MinimumFOp::create(nb, l, low,
-                                           floatConstant(nb, l, t, hi))
-              .getResult();
-        });
-      })
-      .Case([&](CastOp castOp) -> FailureOr<ScalarFn> {
-        // Half-precision ends are widened and rounded by lowerElementwise.
-        Type f32 = Float32Type::get(op->getContext());
-        Type to = isHalf(elementType) ? f32 : elementType;
-        Type from = castOp.getInput().getType().getElementType();
-        if (isHalf(from))
-          from = f32;
-        if (from.isUnsignedInteger()) {
-          op->emitOpError("from unsigned integers is not supported by the "
-                          "code generator");
-          return failure();
-        }
-        return ScalarFn([=](OpBuilder &nb, Location l, ValueRange args,
-                            Type) -> Value {
-          Value x = args[0];
-          if (from == to)
-            return x;
-          if (to.isInteger(1)) {
-            if (isFloat(from))
-              return arith::CmpFOp::create(nb, l, arith::CmpFPredicate::UNE, x,
-                                           floatConstant(nb, l, from, 0));
-            Value zero = arith::ConstantOp::create(nb, l, nb.getZeroAttr(from));
-            return arith::CmpIOp::create(nb, l, arith::CmpIPredicate::ne, x,
-                                         zero);
-          }
-          if (isFloat(from) && isFloat(to))
-            return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
-                       ? arith::ExtFOp::create(nb, l, to, x).getResult()
-                       : arith::TruncFOp::create(nb, l, to, x).getResult();
-          if (isFloat(from))
-            return arith::FPToSIOp::create(nb, l, to, x);
-          if (isFloat(to))
-            return from.isInteger(1)
-                       ? arith::UIToFPOp::create(nb, l, to, x).getResult()
-                       : arith::SIToFPOp::create(nb, l, to, x).getResult();
-          if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
-            return from.isInteger(1)
-                       ? arith::ExtUIOp::create(nb, l, to, x).getResult()
-                       : arith::ExtSIOp::create(nb, l, to, x).getResult();
-          return arith::TruncIOp::create(nb, l, to, x);
-        });
-      })
-      .Case([&](ReluBackwardOp) -> FailureOr<ScalarFn> {
-        return ScalarFn(
-            [](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
-              Value positive =
-                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
-                                        args[0], floatConstant(nb, l, t, 0.0));
-              return arith::SelectOp::create(nb, l, positive, args[1],
-                                             floatConstant(nb, l, t, 0.0));
-            });
-      })
-      .Case([&](LeakyReluBackwardOp leaky) -> FailureOr<ScalarFn> {
-        double alpha = leaky.getAlpha().convertToDouble();
-        return ScalarFn(
-            [=](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
-              return leakySelect(nb, l, t, args[0], args[1], alpha);
-            });
-      })
-      .Case([&](ClipBackwardOp clip) -> FailureOr<ScalarFn> {
-        double lo = clip.getMin().convertToDouble();
-        double hi = clip.getMax().convertToDouble();
-        return ScalarFn(
-            [=](OpBuilder &nb, Location l, ValueRange args, Type t) -> Value {
-              Value above =
-                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT,
-                                        args[0], floatConstant(nb, l, t, lo));
-              Value below =
-                  arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT,
-                                        args[0], floatConstant(nb, l, t, hi));
-              Value inside = arith::AndIOp::create(nb, l, above, below);
-              return arith::SelectOp::create(nb, l, inside, args[1],
-                                             floatConstant(nb, l, t, 0.0));
-            });
-      })
-      .Case([&](SignOp) -> FailureOr<ScalarFn> {
-        return unaryFloat([](OpBuilder &nb, Location l, Value x, Type t) {
-          Value zero = floatConstant(nb, l, t, 0.0);
-          Value positive =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGT, x, zero);
-          Value negative =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OLT, x, zero);
-          Value sign = arith::SelectOp::create(
-              nb, l, negative, floatConstant(nb, l, t, -1.0), zero);
-          return arith::SelectOp::create(nb, l, positive,
-                                         floatConstant(nb, l, t, 1.0), sign)
-              .getResult();
-        });
-      })
-      .Case([&](BroadcastOp) -> FailureOr<ScalarFn> {
-        return ScalarFn([](OpBuilder &, Location, ValueRange args, Type) {
-          return args[0];
-        });
-      })
-      .Case([&](DropoutTrainOp dropout) -> FailureOr<ScalarFn> {
-        double ratio = dropout.getRatio().convertToDouble();
-        uint64_t seed = static_cast<uint64_t>(dropout.getSeed());
-        auto resultType = cast<RankedTensorType>(dropout.getType());
-        int64_t rank = resultType.getRank();
-        SmallVector<int64_t> strides = computeStrides(resultType.getShape());
-        return ScalarFn([=](OpBuilder &nb, Location l, ValueRange args,
-                            Type t) -> Value {
-          // The mask is a pure function of (seed, step, element index):
-          // splitmix64 of their mix, top 24 bits as a uniform in [0, 1).
-          auto i64 = nb.getI64Type();
-          auto c64 = [&](uint64_t v) {
-            return arith::ConstantOp::create(
-                nb, l, nb.getIntegerAttr(i64, static_cast<int64_t>(v)));
-          };
-          Value linear = arith::ConstantIndexOp::create(nb, l, 0);
-          for (int64_t d = 0; d < rank; ++d)
-            linear = arith::AddIOp::create(
-                nb, l, linear,
-                arith::MulIOp::create(
-                    nb, l, linalg::IndexOp::create(nb, l, d),
-                    arith::ConstantIndexOp::create(nb, l, strides[d])));
-          Value z = arith::XOrIOp::create(
-              nb, l, arith::IndexCastOp::create(nb, l, i64, linear),
-              arith::MulIOp::create(nb, l, args[1],
-                                    c64(0x9E3779B97F4A7C15ull)));
-          z = arith::XOrIOp::create(nb, l, z,
-                                    c64(seed * 0xD1B54A32D192ED03ull));
-          auto mixStep = [&](uint64_t shift, uint64_t multiplier) {
-            z = arith::XOrIOp::create(
-                nb, l, z, arith::ShRUIOp::create(nb, l, z, c64(shift)));
-            if (multiplier)
-              z = arith::MulIOp::create(nb, l, z, c64(multiplier));
-          };
-          z = arith::AddIOp::create(nb, l, z, c64(0x9E3779B97F4A7C15ull));
-          mixStep(30, 0xBF58476D1CE4E5B9ull);
-          mixStep(27, 0x94D049BB133111EBull);
-          mixStep(31, 0);
-          Value bits = arith::ShRUIOp::create(nb, l, z, c64(40));
-          Value uniform = arith::MulFOp::create(
-              nb, l, arith::UIToFPOp::create(nb, l, t, bits),
-              floatConstant(nb, l, t, 1.0 / (1 << 24)));
-          Value keep =
-              arith::CmpFOp::create(nb, l, arith::CmpFPredicate::OGE, uniform,
-                                    floatConstant(nb, l, t, ratio));
-          Value scaled = arith::MulFOp::create(
-              nb, l, args[0], floatConstant(nb, l, t, 1.0 / (1.0 - ratio)));
-          return arith::SelectOp::create(nb, l, keep, scaled,
-                                         floatConstant(nb, l, t, 0.0));
-        });
-      })
-      .Default([](Operation *op) -> FailureOr<ScalarFn> {
-        op->emitOpError("is not elementwise");
-        return failure();
-      });
 }
 
 } // namespace
@@ -438,11 +172,7 @@ LogicalResult RunEmitter::lowerUpdateLossScale(UpdateLossScaleOp op) {
 }
 
 bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MaxOp, MinOp, PowOp, NegOp, AbsOp,
-             ExpOp, LogOp, SqrtOp, TanhOp, ErfOp, ReciprocalOp, ReluOp,
-             SigmoidOp, LeakyReluOp, ClipOp, CastOp, ReluBackwardOp,
-             LeakyReluBackwardOp, ClipBackwardOp, SignOp, BroadcastOp,
-             DropoutTrainOp>(op);
+  return op->hasTrait<OpTrait::fastnn::Elementwise>();
 }
 
 namespace {
@@ -523,15 +253,17 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
   // The ops computed in this nest: `root` and, recursively, the producers
   // inlined into it (same shape as `root`), with the distinct values they
   // read from memory (the leaves).
-  llvm::MapVector<Operation *, ScalarFn> scalarFns;
   SmallVector<Value> leaves;
   llvm::DenseMap<Value, unsigned> leafIndex;
   std::function<LogicalResult(Operation *)> collect =
       [&](Operation *op) -> LogicalResult {
-    FailureOr<ScalarFn> fn = elementwiseFn(op);
-    if (failed(fn))
+    if (cast<RankedTensorType>(op->getResult(0).getType())
+            .getElementType()
+            .isUnsignedInteger())
+      return op->emitOpError("on unsigned integers is not supported by the "
+                             "code generator");
+    if (failed(cast<ScalarBodyOpInterface>(op).verifyScalarBody()))
       return failure();
-    scalarFns[op] = *fn;
     for (Value operand : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
       if (producer && layout.inlinedInto.lookup(producer) == op) {
@@ -586,9 +318,12 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
                   nb, nloc, args[leafIndex.lookup(operand)], element));
           }
           Type inputElement = elementOf(op->getOperand(0));
-          return scalarFns[op](nb, nloc, values,
-                               isHalf(inputElement) ? nb.getF32Type()
-                                                    : inputElement);
+          return cast<ScalarBodyOpInterface>(op).buildScalarBody(
+              nb, nloc, values,
+              isHalf(inputElement) ? nb.getF32Type() : inputElement,
+              [](OpBuilder &ib, Location iloc, int64_t dim) -> Value {
+                return linalg::IndexOp::create(ib, iloc, dim);
+              });
         };
         linalg::YieldOp::create(
             nb, nloc, roundHalf(nb, nloc, compute(root), elementOf(result)));

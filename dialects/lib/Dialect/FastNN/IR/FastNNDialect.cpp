@@ -3,6 +3,8 @@
 #include "fastnn/Dialect/FastNN/IR/FastNNDialect.h"
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"

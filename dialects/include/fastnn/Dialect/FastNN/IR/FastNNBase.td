@@ -24,6 +24,9 @@ def FastNN_Dialect : Dialect {
     operands and attributes; the verifier rejects a declared type that
     disagrees, so shape errors surface at the op that caused them.
   }];
+  // Elementwise ops build their scalar bodies in arith and math.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;
 }

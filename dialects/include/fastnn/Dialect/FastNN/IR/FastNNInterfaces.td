@@ -51,6 +51,39 @@ def FastNN_ActivationsOpInterface : OpInterface<"ActivationsOpInterface"> {
   ];
 }
 
+def FastNN_ScalarBodyOpInterface : OpInterface<"ScalarBodyOpInterface"> {
+  let cppNamespace = "::mlir::fastnn";
+  let description = [{
+    How an elementwise op computes one element of its result from one
+    element of each operand, in arith and math ops: the body of the loop
+    nest the op is generated as (and of the nests its elementwise users
+    inline it into). Every op with the Elementwise trait implements it.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits an error and fails where buildScalarBody does not support
+        the op's element types (the generated loops take fewer types than
+        the op).
+      }],
+      "::llvm::LogicalResult", "verifyScalarBody", (ins), "",
+      [{ return ::mlir::success(); }]>,
+    InterfaceMethod<[{
+        Builds the result element from `operands`, one element per
+        operand. Arithmetic happens in `computeType`: the first operand's
+        element type, or f32 where that is bf16 or f16 (the caller widens
+        half-precision operands to it and rounds the result back).
+        `elementIndex(builder, loc, dim)` builds the element's index along
+        result dimension `dim`, for ops whose value depends on where the
+        element is.
+      }],
+      "::mlir::Value", "buildScalarBody",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::ValueRange":$operands, "::mlir::Type":$computeType,
+           "::llvm::function_ref<::mlir::Value(::mlir::OpBuilder &, "
+           "::mlir::Location, int64_t)>":$elementIndex)>
+  ];
+}
+
 //===----------------------------------------------------------------------===//
 // Traits (C++: ::mlir::OpTrait::fastnn::<name>, op->hasTrait<...>())
 //===----------------------------------------------------------------------===//
@@ -63,7 +96,14 @@ class FastNN_OpTrait<string name> : NativeOpTrait<name> {
 // position (numpy-broadcast to the result's shape), and of that position:
 // the op is generated as one loop nest, into which elementwise producers of
 // the same shape can be inlined.
-def FastNN_Elementwise : FastNN_OpTrait<"Elementwise">;
+def FastNN_ElementwiseTrait : FastNN_OpTrait<"Elementwise">;
+// The trait with its scalar body; the second form for ops whose body takes
+// fewer element types than the op (they define verifyScalarBody).
+def FastNN_Elementwise : TraitList<[FastNN_ElementwiseTrait,
+    DeclareOpInterfaceMethods<FastNN_ScalarBodyOpInterface>]>;
+def FastNN_ElementwiseOfSomeTypes : TraitList<[FastNN_ElementwiseTrait,
+    DeclareOpInterfaceMethods<FastNN_ScalarBodyOpInterface,
+                              ["verifyScalarBody"]>]>;
 
 // Computes each element from the operands' elements at the same position
 // only (no broadcasting of a non-scalar operand, no dependence on the

@@ -242,9 +242,10 @@ def FastNN_MatMulOp : FastNN_ComputeOp<"matmul",
 // Elementwise
 //===----------------------------------------------------------------------===//
 
-class FastNN_BinaryOp<string mnemonic, list<Trait> traits = []>
+class FastNN_BinaryOp<string mnemonic, list<Trait> traits = [],
+                      Trait elementwise = FastNN_Elementwise>
     : FastNN_ComputeOp<mnemonic, !listconcat(
-        [SameOperandsAndResultElementType, FastNN_Elementwise,
+        [SameOperandsAndResultElementType, elementwise,
          FastNN_LayoutAgnostic], traits)> {
   let description = [{
     Elementwise with numpy (ONNX multidirectional) broadcasting.
@@ -255,19 +256,23 @@ class FastNN_BinaryOp<string mnemonic, list<Trait> traits = []>
   let hasFolder = 1;
 }
 
-def FastNN_AddOp : FastNN_BinaryOp<"add", [Commutative, FastNN_FollowsPrecision]> {
+def FastNN_AddOp : FastNN_BinaryOp<"add",
+    [Commutative, FastNN_FollowsPrecision]> {
   let summary = "lhs + rhs";
 }
 def FastNN_SubOp : FastNN_BinaryOp<"sub", [FastNN_FollowsPrecision]> {
   let summary = "lhs - rhs";
 }
-def FastNN_MulOp : FastNN_BinaryOp<"mul", [Commutative, FastNN_FollowsPrecision]> {
+def FastNN_MulOp : FastNN_BinaryOp<"mul",
+    [Commutative, FastNN_FollowsPrecision]> {
   let summary = "lhs * rhs";
 }
 def FastNN_DivOp : FastNN_BinaryOp<"div"> { let summary = "lhs / rhs"; }
 def FastNN_MaxOp : FastNN_BinaryOp<"max", [Commutative]> { let summary = "max(lhs, rhs)"; }
 def FastNN_MinOp : FastNN_BinaryOp<"min", [Commutative]> { let summary = "min(lhs, rhs)"; }
-def FastNN_PowOp : FastNN_BinaryOp<"pow"> { let summary = "lhs ^ rhs"; }
+def FastNN_PowOp : FastNN_BinaryOp<"pow", [], FastNN_ElementwiseOfSomeTypes> {
+  let summary = "lhs ^ rhs";
+}
 
 class FastNN_UnaryOp<string mnemonic, list<Trait> traits = []>
     : FastNN_SameTypeOp<mnemonic, !listconcat(
@@ -293,7 +298,8 @@ def FastNN_SigmoidOp : FastNN_UnaryOp<"sigmoid"> { let summary = "1 / (1 + e^-x)
 def FastNN_TanhOp : FastNN_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
 def FastNN_ErfOp : FastNN_UnaryOp<"erf"> { let summary = "Gauss error function"; }
 
-def FastNN_LeakyReluOp : FastNN_UnaryOp<"leaky_relu", [FastNN_FollowsPrecision]> {
+def FastNN_LeakyReluOp : FastNN_UnaryOp<"leaky_relu",
+    [FastNN_FollowsPrecision]> {
   let summary = "x if x >= 0 else alpha * x";
   let arguments = (ins FastNN_FloatTensor:$input,
                        DefaultValuedAttr<F64Attr, "0.01">:$alpha);
@@ -321,7 +327,7 @@ def FastNN_DropoutOp : FastNN_UnaryOp<"dropout", [FastNN_FollowsPrecision,
 }
 
 def FastNN_CastOp : FastNN_ComputeOp<"cast", [SameOperandsAndResultShape,
-    FastNN_Elementwise, FastNN_LayoutAgnostic]> {
+    FastNN_ElementwiseOfSomeTypes, FastNN_LayoutAgnostic]> {
   let summary = "element type conversion";
   let description = [{
     Float to float rounds to nearest even; float to integer truncates towards
@@ -381,8 +387,8 @@ def FastNN_ReduceMinOp : FastNN_ReduceOp<"reduce_min"> { let summary = "minimum 
 // Data movement
 //===----------------------------------------------------------------------===//
 
-def FastNN_ConcatOp : FastNN_ComputeOp<"concat", [SameOperandsAndResultElementType,
-    FastNN_FollowsPrecision]> {
+def FastNN_ConcatOp : FastNN_ComputeOp<"concat",
+    [SameOperandsAndResultElementType, FastNN_FollowsPrecision]> {
   let summary = "concatenation along one axis";
   let arguments = (ins Variadic<FastNN_Tensor>:$inputs, I64Attr:$axis);
   let results = (outs FastNN_Tensor:$result);

@@ -1,0 +1,329 @@
+//===- FastNNScalarBodies.cpp - elementwise ops, one element at a time ----===//
+//
+// ScalarBodyOpInterface: how each elementwise op computes one element of
+// its result, in arith and math ops on scalars.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
+using namespace mlir;
+using namespace mlir::fastnn;
+
+namespace {
+
+using ElementIndexFn = function_ref<Value(OpBuilder &, Location, int64_t)>;
+
+Value floatConstant(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+/// A binary op as its float or its integer arith op, by the compute type.
+template <typename FloatOpT, typename IntOpT>
+Value binary(OpBuilder &b, Location loc, ValueRange operands,
+             Type computeType) {
+  if (isa<FloatType>(computeType))
+    return FloatOpT::create(b, loc, operands[0], operands[1]);
+  return IntOpT::create(b, loc, operands[0], operands[1]);
+}
+
+/// Leaky relu's select, shared by the op (\p value = x) and its gradient
+/// (\p value = dy): \p value where \p x >= 0, else alpha times it.
+Value leakySelect(OpBuilder &b, Location loc, Type type, Value x, Value value,
+                  double alpha) {
+  Value positive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, x,
+                                         floatConstant(b, loc, type, 0.0));
+  Value scaled =
+      arith::MulFOp::create(b, loc, value, floatConstant(b, loc, type, alpha));
+  return arith::SelectOp::create(b, loc, positive, value, scaled);
+}
+
+bool isHalf(Type type) { return type.isBF16() || type.isF16(); }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Binary ops
+//===----------------------------------------------------------------------===//
+
+Value AddOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type computeType, ElementIndexFn) {
+  return binary<arith::AddFOp, arith::AddIOp>(b, loc, operands, computeType);
+}
+
+Value SubOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type computeType, ElementIndexFn) {
+  return binary<arith::SubFOp, arith::SubIOp>(b, loc, operands, computeType);
+}
+
+Value MulOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type computeType, ElementIndexFn) {
+  return binary<arith::MulFOp, arith::MulIOp>(b, loc, operands, computeType);
+}
+
+Value DivOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type computeType, ElementIndexFn) {
+  return binary<arith::DivFOp, arith::DivSIOp>(b, loc, operands, computeType);
+}
+
+Value MaxOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type computeType, ElementIndexFn) {
+  return binary<arith::MaximumFOp, arith::MaxSIOp>(b, loc, operands,
+                                                   computeType);
+}
+
+Value MinOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type computeType, ElementIndexFn) {
+  return binary<arith::MinimumFOp, arith::MinSIOp>(b, loc, operands,
+                                                   computeType);
+}
+
+LogicalResult PowOp::verifyScalarBody() {
+  if (!isa<FloatType>(getType().getElementType()))
+    return emitOpError("expects a floating-point base");
+  return success();
+}
+
+Value PowOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return math::PowFOp::create(b, loc, operands[0], operands[1]);
+}
+
+//===----------------------------------------------------------------------===//
+// Unary ops (floating-point operands only)
+//===----------------------------------------------------------------------===//
+
+Value NegOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return arith::NegFOp::create(b, loc, operands[0]);
+}
+
+Value AbsOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return math::AbsFOp::create(b, loc, operands[0]);
+}
+
+Value ExpOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return math::ExpOp::create(b, loc, operands[0]);
+}
+
+Value LogOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return math::LogOp::create(b, loc, operands[0]);
+}
+
+Value SqrtOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type, ElementIndexFn) {
+  return math::SqrtOp::create(b, loc, operands[0]);
+}
+
+Value TanhOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type, ElementIndexFn) {
+  return math::TanhOp::create(b, loc, operands[0]);
+}
+
+Value ErfOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return math::ErfOp::create(b, loc, operands[0]);
+}
+
+Value ReciprocalOp::buildScalarBody(OpBuilder &b, Location loc,
+                                    ValueRange operands, Type computeType,
+                                    ElementIndexFn) {
+  return arith::DivFOp::create(b, loc, floatConstant(b, loc, computeType, 1.0),
+                               operands[0]);
+}
+
+Value ReluOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type computeType, ElementIndexFn) {
+  return arith::MaximumFOp::create(b, loc, operands[0],
+                                   floatConstant(b, loc, computeType, 0.0));
+}
+
+Value SigmoidOp::buildScalarBody(OpBuilder &b, Location loc,
+                                 ValueRange operands, Type computeType,
+                                 ElementIndexFn) {
+  Value one = floatConstant(b, loc, computeType, 1.0);
+  Value e =
+      math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, operands[0]));
+  return arith::DivFOp::create(b, loc, one,
+                               arith::AddFOp::create(b, loc, one, e));
+}
+
+Value LeakyReluOp::buildScalarBody(OpBuilder &b, Location loc,
+                                   ValueRange operands, Type computeType,
+                                   ElementIndexFn) {
+  return leakySelect(b, loc, computeType, operands[0], operands[0],
+                     getAlpha().convertToDouble());
+}
+
+Value ClipOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type computeType, ElementIndexFn) {
+  Value low = arith::MaximumFOp::create(
+      b, loc, operands[0],
+      floatConstant(b, loc, computeType, getMin().convertToDouble()));
+  return arith::MinimumFOp::create(
+      b, loc, low,
+      floatConstant(b, loc, computeType, getMax().convertToDouble()));
+}
+
+/// Inference dropout is the identity.
+Value DropoutOp::buildScalarBody(OpBuilder &, Location, ValueRange operands,
+                                 Type, ElementIndexFn) {
+  return operands[0];
+}
+
+Value SignOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type computeType, ElementIndexFn) {
+  Value x = operands[0];
+  Value zero = floatConstant(b, loc, computeType, 0.0);
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+  Value negative =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x, zero);
+  Value sign = arith::SelectOp::create(
+      b, loc, negative, floatConstant(b, loc, computeType, -1.0), zero);
+  return arith::SelectOp::create(b, loc, positive,
+                                 floatConstant(b, loc, computeType, 1.0), sign);
+}
+
+//===----------------------------------------------------------------------===//
+// Casts and data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verifyScalarBody() {
+  if (getInput().getType().getElementType().isUnsignedInteger())
+    return emitOpError("from unsigned integers is not supported by the code "
+                       "generator");
+  return success();
+}
+
+/// Half-precision ends are f32 here: the caller widens and rounds them.
+Value CastOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type, ElementIndexFn) {
+  Type f32 = b.getF32Type();
+  Type to = getType().getElementType();
+  Type from = getInput().getType().getElementType();
+  if (isHalf(to))
+    to = f32;
+  if (isHalf(from))
+    from = f32;
+  Value x = operands[0];
+  if (from == to)
+    return x;
+  bool fromFloat = isa<FloatType>(from), toFloat = isa<FloatType>(to);
+  if (to.isInteger(1)) {
+    if (fromFloat)
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, x,
+                                   floatConstant(b, loc, from, 0));
+    Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(from));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+  }
+  if (fromFloat && toFloat)
+    return from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth()
+               ? arith::ExtFOp::create(b, loc, to, x).getResult()
+               : arith::TruncFOp::create(b, loc, to, x).getResult();
+  if (fromFloat)
+    return arith::FPToSIOp::create(b, loc, to, x);
+  if (toFloat)
+    return from.isInteger(1)
+               ? arith::UIToFPOp::create(b, loc, to, x).getResult()
+               : arith::SIToFPOp::create(b, loc, to, x).getResult();
+  if (from.getIntOrFloatBitWidth() < to.getIntOrFloatBitWidth())
+    return from.isInteger(1)
+               ? arith::ExtUIOp::create(b, loc, to, x).getResult()
+               : arith::ExtSIOp::create(b, loc, to, x).getResult();
+  return arith::TruncIOp::create(b, loc, to, x);
+}
+
+/// The caller reads the input at the broadcast position.
+Value BroadcastOp::buildScalarBody(OpBuilder &, Location, ValueRange operands,
+                                   Type, ElementIndexFn) {
+  return operands[0];
+}
+
+//===----------------------------------------------------------------------===//
+// Training ops
+//===----------------------------------------------------------------------===//
+
+Value ReluBackwardOp::buildScalarBody(OpBuilder &b, Location loc,
+                                      ValueRange operands, Type computeType,
+                                      ElementIndexFn) {
+  Value positive =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, operands[0],
+                            floatConstant(b, loc, computeType, 0.0));
+  return arith::SelectOp::create(b, loc, positive, operands[1],
+                                 floatConstant(b, loc, computeType, 0.0));
+}
+
+Value LeakyReluBackwardOp::buildScalarBody(OpBuilder &b, Location loc,
+                                           ValueRange operands,
+                                           Type computeType, ElementIndexFn) {
+  return leakySelect(b, loc, computeType, operands[0], operands[1],
+                     getAlpha().convertToDouble());
+}
+
+Value ClipBackwardOp::buildScalarBody(OpBuilder &b, Location loc,
+                                      ValueRange operands, Type computeType,
+                                      ElementIndexFn) {
+  Value above = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT, operands[0],
+      floatConstant(b, loc, computeType, getMin().convertToDouble()));
+  Value below = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT, operands[0],
+      floatConstant(b, loc, computeType, getMax().convertToDouble()));
+  Value inside = arith::AndIOp::create(b, loc, above, below);
+  return arith::SelectOp::create(b, loc, inside, operands[1],
+                                 floatConstant(b, loc, computeType, 0.0));
+}
+
+/// The mask is a pure function of (seed, step, element index): splitmix64
+/// of their mix, top 24 bits as a uniform in [0, 1).
+Value DropoutTrainOp::buildScalarBody(OpBuilder &b, Location loc,
+                                      ValueRange operands, Type computeType,
+                                      ElementIndexFn elementIndex) {
+  double ratio = getRatio().convertToDouble();
+  uint64_t seed = static_cast<uint64_t>(getSeed());
+  SmallVector<int64_t> strides = computeStrides(getType().getShape());
+  Type i64 = b.getI64Type();
+  auto c64 = [&](uint64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(i64, static_cast<int64_t>(v)));
+  };
+  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [dim, stride] : llvm::enumerate(strides))
+    linear = arith::AddIOp::create(
+        b, loc, linear,
+        arith::MulIOp::create(b, loc, elementIndex(b, loc, dim),
+                              arith::ConstantIndexOp::create(b, loc, stride)));
+  Value z = arith::XOrIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, i64, linear),
+      arith::MulIOp::create(b, loc, operands[1], c64(0x9E3779B97F4A7C15ull)));
+  z = arith::XOrIOp::create(b, loc, z, c64(seed * 0xD1B54A32D192ED03ull));
+  auto mixStep = [&](uint64_t shift, uint64_t multiplier) {
+    z = arith::XOrIOp::create(b, loc, z,
+                              arith::ShRUIOp::create(b, loc, z, c64(shift)));
+    if (multiplier)
+      z = arith::MulIOp::create(b, loc, z, c64(multiplier));
+  };
+  z = arith::AddIOp::create(b, loc, z, c64(0x9E3779B97F4A7C15ull));
+  mixStep(30, 0xBF58476D1CE4E5B9ull);
+  mixStep(27, 0x94D049BB133111EBull);
+  mixStep(31, 0);
+  Value bits = arith::ShRUIOp::create(b, loc, z, c64(40));
+  Value uniform = arith::MulFOp::create(
+      b, loc, arith::UIToFPOp::create(b, loc, computeType, bits),
+      floatConstant(b, loc, computeType, 1.0 / (1 << 24)));
+  Value keep = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, uniform,
+                                     floatConstant(b, loc, computeType, ratio));
+  Value scaled = arith::MulFOp::create(
+      b, loc, operands[0],
+      floatConstant(b, loc, computeType, 1.0 / (1.0 - ratio)));
+  return arith::SelectOp::create(b, loc, keep, scaled,
+                                 floatConstant(b, loc, computeType, 0.0));
+}
