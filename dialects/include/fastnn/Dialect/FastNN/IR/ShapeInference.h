@@ -1,7 +1,8 @@
 //===- ShapeInference.h - shape arithmetic of fastnn ops -------*- C++ -*-===//
 //
 // The size rules of convolution, pooling and broadcasting, shared by the ops'
-// type inference, the importer and the lowering so that all agree.
+// type inference and verifiers; the importer and the lowering read shapes
+// from the ops' inferred types, so all agree.
 //
 //===----------------------------------------------------------------------===//
 
