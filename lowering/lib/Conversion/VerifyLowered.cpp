@@ -28,14 +28,16 @@ struct VerifyCPULoweredPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     bool accepted = true;
-    module.walk([&](Operation *op) {
+    // Pre-order, so that an op of another dialect is reported once, not
+    // with everything inside it.
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (op == module.getOperation())
-        return;
+        return WalkResult::advance();
       if (!isa<LLVM::LLVMDialect>(op->getDialect())) {
         op->emitOpError("is left after the CPU lowering: the object emitter "
                         "translates the LLVM dialect only");
         accepted = false;
-        return;
+        return WalkResult::skip();
       }
       auto function = dyn_cast<LLVM::LLVMFuncOp>(op);
       if (function && function.isExternal() &&
@@ -47,6 +49,7 @@ struct VerifyCPULoweredPass
                "declare";
         accepted = false;
       }
+      return WalkResult::advance();
     });
     if (!accepted)
       signalPassFailure();

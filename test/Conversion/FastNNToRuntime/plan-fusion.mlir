@@ -1,0 +1,117 @@
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion -split-input-file | FileCheck %s --check-prefix=KERNELS
+
+// A relu that only reads a convolution is its post-op.
+
+// CHECK-LABEL: func.func @conv_relu
+// CHECK: fastnn.conv2d {{.*}} {fastnn.post_op = "relu"}
+// CHECK-NEXT: fastnn.relu {{.*}} {fastnn.fused_into_producer}
+fastnn.parameter @w trainable = dense<1.0> : tensor<2x1x1x1xf32>
+func.func @conv_relu(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w = fastnn.param @w : tensor<2x1x1x1xf32>
+  %c = fastnn.conv2d %x, %w : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %r = fastnn.relu %c : tensor<1x2x2x2xf32>
+  return %r : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// Not when the convolution's result has another reader.
+
+// CHECK-LABEL: func.func @conv_used_twice
+// CHECK-NOT: fastnn.post_op
+// CHECK-NOT: fastnn.fused_into_producer
+// CHECK: return
+fastnn.parameter @w trainable = dense<1.0> : tensor<2x1x1x1xf32>
+func.func @conv_used_twice(%x: tensor<1x1x2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) {
+  %w = fastnn.param @w : tensor<2x1x1x1xf32>
+  %c = fastnn.conv2d %x, %w : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %r = fastnn.relu %c : tensor<1x2x2x2xf32>
+  return %c, %r : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// A vector add after a matmul is its bias (on either side), and a relu
+// after that its post-op: one kernel call for all three.
+
+// CHECK-LABEL: func.func @matmul_bias_relu
+// CHECK: fastnn.matmul {{.*}} {fastnn.bias_fused, fastnn.post_op = "relu"}
+// CHECK-NEXT: fastnn.add {{.*}} {fastnn.fused_into_producer}
+// CHECK-NEXT: fastnn.relu {{.*}} {fastnn.fused_into_producer}
+func.func @matmul_bias_relu(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %bias: tensor<4xf32>) -> tensor<2x4xf32> {
+  %m = fastnn.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %s = fastnn.add %bias, %m : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %r = fastnn.relu %s : tensor<2x4xf32>
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+// A bias computed after the matmul is not fused (the kernel reads it when
+// it runs); the add is then an elementwise op like any other.
+
+// CHECK-LABEL: func.func @late_bias
+// CHECK-NOT: fastnn.bias_fused
+// CHECK: return
+func.func @late_bias(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %v: tensor<4xf32>) -> tensor<2x4xf32> {
+  %m = fastnn.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  %bias = fastnn.exp %v : tensor<4xf32>
+  %s = fastnn.add %m, %bias : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %s : tensor<2x4xf32>
+}
+
+// -----
+
+// An elementwise chain of one shape runs in its last op's loop nest.
+
+// CHECK-LABEL: func.func @chain
+// CHECK: fastnn.exp {{.*}} {fastnn.inline_into_consumer}
+// CHECK-NEXT: fastnn.neg {{.*}} {fastnn.inline_into_consumer}
+// CHECK-NEXT: fastnn.sqrt
+// CHECK-NOT: fastnn.inline_into_consumer
+// CHECK-SAME: tensor<2x1024xf32>
+func.func @chain(%x: tensor<2x1024xf32>) -> tensor<2x1024xf32> {
+  %a = fastnn.exp %x : tensor<2x1024xf32>
+  %b = fastnn.neg %a : tensor<2x1024xf32>
+  %c = fastnn.sqrt %b : tensor<2x1024xf32>
+  return %c : tensor<2x1024xf32>
+}
+
+// -----
+
+// Not inlined: a result its user broadcasts, and the producer of an op that
+// reads a collective's result (it overlaps the communication).
+
+// CHECK-LABEL: func.func @not_inlined
+// CHECK-NOT: fastnn.inline_into_consumer
+// CHECK: return
+func.func @not_inlined(%x: tensor<2x3xf32>, %v: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>) {
+  %e = fastnn.exp %v : tensor<3xf32>
+  %s = fastnn.add %x, %e : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %g = fastnn.neg %v : tensor<3xf32>
+  %m = fastnn.allreduce mean %v : tensor<3xf32>
+  %t = fastnn.add %g, %m : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return %s, %t : tensor<2x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// f32 reductions of at most max-loop-reduction elements per output element
+// are loops; larger ones and half-precision ones are kernels. Without the
+// option every reduction is a kernel.
+
+// CHECK-LABEL: func.func @reductions
+// CHECK: fastnn.reduce_sum {{.*}}fastnn.codegen = "loops"
+// CHECK: fastnn.reduce_mean {{.*}}fastnn.codegen = "kernel"
+// CHECK: fastnn.reduce_max {{.*}}fastnn.codegen = "kernel"
+// KERNELS-LABEL: func.func @reductions
+// KERNELS: fastnn.reduce_sum {{.*}}fastnn.codegen = "kernel"
+// KERNELS: fastnn.reduce_mean {{.*}}fastnn.codegen = "kernel"
+// KERNELS: fastnn.reduce_max {{.*}}fastnn.codegen = "kernel"
+func.func @reductions(%x: tensor<8x4096xf32>, %y: tensor<8x4097xf32>, %h: tensor<8x16xf16>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf16>) {
+  %a = fastnn.reduce_sum %x {axes = array<i64: 1>} : tensor<8x4096xf32> -> tensor<8xf32>
+  %b = fastnn.reduce_mean %y {axes = array<i64: 1>} : tensor<8x4097xf32> -> tensor<8xf32>
+  %c = fastnn.reduce_max %h {axes = array<i64: 1>} : tensor<8x16xf16> -> tensor<8xf16>
+  return %a, %b, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf16>
+}
