@@ -148,24 +148,16 @@ EvalHook::EvalHook(const Hparams &H, std::string Dir,
                    const std::vector<runtime::TensorRecord> &State,
                    const runtime::ArenaAccess &Arena, EvalSummary &Latest,
                    ProgressLine &Progress)
-    : H(H), Dir(std::move(Dir)), EvalEvery(H.getInt("eval_every_n_iters")),
+    : PeriodicHook(H.getInt("eval_every_n_iters")), H(H), Dir(std::move(Dir)),
       State(State), Arena(Arena), Latest(Latest), Progress(Progress) {}
 
-Status EvalHook::afterStep(const StepResult &R) {
-  ++Steps;
-  if (EvalEvery > 0 && R.Step % EvalEvery == 0)
-    return evaluate(R.Step);
-  return Status::success();
-}
-
 Status EvalHook::end(int64_t LastStep) {
-  if (Steps > 0 && Latest.Step != LastStep)
-    if (Status S = evaluate(LastStep); !S.ok())
-      return S;
+  if (Status S = PeriodicHook::end(LastStep); !S.ok())
+    return S;
   return Events ? Events->close() : Status::success();
 }
 
-Status EvalHook::evaluate(int64_t Step) {
+Status EvalHook::act(int64_t Step) {
   if (!Eval)
     if (Status S = Evaluator::create(Arena.device(), Eval); !S.ok())
       return S;

@@ -65,26 +65,24 @@ private:
 /// Evaluates the training state every eval_every_n_iters steps and after
 /// the last one, and writes the results as TensorBoard scalars under
 /// Dir/eval (none without Dir).
-class EvalHook : public StepHook {
+class EvalHook : public PeriodicHook {
 public:
   EvalHook(const Hparams &H, std::string Dir,
            const std::vector<runtime::TensorRecord> &State,
            const runtime::ArenaAccess &Arena, EvalSummary &Latest,
            ProgressLine &Progress);
-  Status afterStep(const StepResult &Result) override;
   Status end(int64_t LastStep) override;
 
 private:
-  Status evaluate(int64_t Step);
+  int64_t latestStep() const override { return Latest.Step; }
+  Status act(int64_t Step) override;
 
   const Hparams &H;
   const std::string Dir;
-  const int64_t EvalEvery;
   const std::vector<runtime::TensorRecord> &State;
   const runtime::ArenaAccess Arena;
   EvalSummary &Latest;
   ProgressLine &Progress;
-  int64_t Steps = 0;
   std::unique_ptr<Evaluator> Eval;
   std::unique_ptr<EventWriter> Events;
 };

@@ -139,35 +139,35 @@ Status LoggingHook::end(int64_t) {
 }
 
 //===----------------------------------------------------------------------===//
-// CheckpointHook
+// PeriodicHook, CheckpointHook
 //===----------------------------------------------------------------------===//
+
+Status PeriodicHook::afterStep(const StepResult &R) {
+  ++Steps;
+  if (Every > 0 && R.Step % Every == 0)
+    return act(R.Step);
+  return Status::success();
+}
+
+Status PeriodicHook::end(int64_t LastStep) {
+  if (Steps > 0 && latestStep() != LastStep)
+    return act(LastStep);
+  return Status::success();
+}
 
 CheckpointHook::CheckpointHook(const Hparams &H, std::string Dir,
                                int64_t StartPosition,
                                const std::vector<runtime::TensorRecord> &State,
                                const runtime::ArenaAccess &Arena,
                                CheckpointState &Latest, ProgressLine &Progress)
-    : H(H), Dir(std::move(Dir)), StartPosition(StartPosition),
-      SaveEvery(H.getInt("save_checkpoints_steps")), State(State), Arena(Arena),
-      Latest(Latest), Progress(Progress) {}
+    : PeriodicHook(H.getInt("save_checkpoints_steps")), H(H),
+      Dir(std::move(Dir)), StartPosition(StartPosition), State(State),
+      Arena(Arena), Latest(Latest), Progress(Progress) {}
 
-Status CheckpointHook::afterStep(const StepResult &R) {
-  ++Steps;
-  if (SaveEvery > 0 && R.Step % SaveEvery == 0)
-    return save(R.Step);
-  return Status::success();
-}
-
-Status CheckpointHook::end(int64_t LastStep) {
-  if (Steps > 0 && Latest.Step != LastStep)
-    return save(LastStep);
-  return Status::success();
-}
-
-Status CheckpointHook::save(int64_t Step) {
+Status CheckpointHook::act(int64_t Step) {
   Checkpoint C;
   C.Step = Step;
-  C.DataPosition = StartPosition + Steps;
+  C.DataPosition = StartPosition + steps();
   C.Seed = static_cast<uint64_t>(H.getInt("seed"));
   std::vector<runtime::HostRegion> Regions;
   C.Tensors = arenaTensors(State, Arena, Regions);

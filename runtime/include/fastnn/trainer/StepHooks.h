@@ -47,16 +47,18 @@ class StepHook {
 public:
   virtual ~StepHook() = default;
   /// Before the call of the compiled step that starts with FirstStep.
-  virtual Status beforeCall(int64_t FirstStep) { return Status::success(); }
+  virtual Status beforeCall(int64_t /*FirstStep*/) { return Status::success(); }
   /// After that call finished on the device.
-  virtual Status afterCall(const CallSpan &Call) { return Status::success(); }
+  virtual Status afterCall(const CallSpan & /*Call*/) {
+    return Status::success();
+  }
   /// After each step of the call, in step order.
-  virtual Status afterStep(const StepResult &Result) {
+  virtual Status afterStep(const StepResult & /*Result*/) {
     return Status::success();
   }
   /// After the loop; LastStep is the last step run (the start step when none
   /// ran).
-  virtual Status end(int64_t LastStep) { return Status::success(); }
+  virtual Status end(int64_t /*LastStep*/) { return Status::success(); }
 };
 
 /// Hooks called in the order they were added.

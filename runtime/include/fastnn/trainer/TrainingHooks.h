@@ -88,6 +88,27 @@ private:
   double WindowWait = 0;
 };
 
+/// A hook that acts every Every steps (0: never) and after the last step
+/// unless the latest act (or what the run restored) was at that step:
+/// checkpoints and evaluations.
+class PeriodicHook : public StepHook {
+public:
+  Status afterStep(const StepResult &Result) final;
+  Status end(int64_t LastStep) override;
+
+protected:
+  explicit PeriodicHook(int64_t Every) : Every(Every) {}
+  /// The step of the latest act, -1 for none.
+  virtual int64_t latestStep() const = 0;
+  virtual Status act(int64_t Step) = 0;
+  /// The steps seen so far.
+  int64_t steps() const { return Steps; }
+
+private:
+  const int64_t Every;
+  int64_t Steps = 0;
+};
+
 /// The run's latest checkpoint: the one it resumed, then the ones it saved.
 struct CheckpointState {
   std::string Path;
@@ -96,27 +117,25 @@ struct CheckpointState {
 
 /// Saves the model state every save_checkpoints_steps steps and after the
 /// last one into Dir (CheckpointSaverHook), keeping keep_checkpoint_max.
-class CheckpointHook : public StepHook {
+class CheckpointHook : public PeriodicHook {
 public:
   /// StartPosition: the batches consumed before the run's first step.
   CheckpointHook(const Hparams &H, std::string Dir, int64_t StartPosition,
                  const std::vector<runtime::TensorRecord> &State,
                  const runtime::ArenaAccess &Arena, CheckpointState &Latest,
                  ProgressLine &Progress);
-  Status afterStep(const StepResult &Result) override;
-  Status end(int64_t LastStep) override;
 
 private:
-  Status save(int64_t Step);
+  int64_t latestStep() const override { return Latest.Step; }
+  Status act(int64_t Step) override;
 
   const Hparams &H;
   const std::string Dir;
-  const int64_t StartPosition, SaveEvery;
+  const int64_t StartPosition;
   const std::vector<runtime::TensorRecord> &State;
   const runtime::ArenaAccess Arena;
   CheckpointState &Latest;
   ProgressLine &Progress;
-  int64_t Steps = 0;
 };
 
 /// Traces calls of the compiled step (ProfilerHook): a timeline of the
