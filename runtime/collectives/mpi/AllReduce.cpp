@@ -17,8 +17,7 @@ using fastnn::runtime::KernelError;
 
 namespace {
 
-/// Not a kernel of the device's backend but one of its own (MPI reduces the
-/// buffer in place where the device's memory is the host's), so that
+/// Not a kernel of the device's backend but one of its own, so that
 /// fnn_kernel_destroy frees it like any other.
 struct AllReduceKernel final : fnn_kernel {
   AllReduceJob Job;
@@ -34,7 +33,12 @@ extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
                                             const fnn_allreduce_desc *Desc) {
   return fastnn::runtime::createKernel(
       "fnn_allreduce_create", Device, Desc,
-      [](const fnn_allreduce_desc &D) {
+      [Device](const fnn_allreduce_desc &D) {
+        // MPI reads and writes the bucket in place: device memory that only
+        // fnn_copy_* reach needs another collective backend (NCCL on CUDA).
+        if (!fnn_device_host_addressable(Device))
+          throw KernelError("the MPI backend reduces host-addressable "
+                            "device memory only");
         if (D.count < 0)
           throw KernelError("negative count");
         if (D.op != FNN_ALLREDUCE_SUM && D.op != FNN_ALLREDUCE_MEAN)
