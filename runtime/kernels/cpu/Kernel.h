@@ -23,9 +23,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
