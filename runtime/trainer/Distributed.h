@@ -1,5 +1,4 @@
-//===- Distributed.h - train.bin as one worker of a data-parallel job -*- C++
-//-*-===//
+//===- Distributed.h - One worker of a data-parallel job --------*- C++ -*-===//
 //
 // `mpirun -np K ./train.bin --hparams run.txt` starts K workers of one job;
 // the compiled step averages gradients and metrics over them. Here is what
