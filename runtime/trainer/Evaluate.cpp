@@ -1,10 +1,10 @@
 //===- Evaluate.cpp - The evaluation pass of train.bin --------------------===//
 
 #include "Evaluate.h"
-#include "InputStaging.h"
 
 #include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
+#include "fastnn/trainer/InputStaging.h"
 #include "fastnn/trainer/TFRecordDataSource.h"
 
 #include <chrono>

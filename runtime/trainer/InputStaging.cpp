@@ -1,6 +1,6 @@
 //===- InputStaging.cpp - Batches into a model's input tensors ------------===//
 
-#include "InputStaging.h"
+#include "fastnn/trainer/InputStaging.h"
 
 #include "fastnn/runtime/DTypes.h"
 #include "fastnn/runtime/model.h"

@@ -12,9 +12,8 @@
 #ifndef FASTNN_TRAINER_LOOPINPUT_H
 #define FASTNN_TRAINER_LOOPINPUT_H
 
-#include "InputStaging.h"
-
 #include "fastnn/trainer/DataSource.h"
+#include "fastnn/trainer/InputStaging.h"
 
 namespace fastnn::trainer {
 

@@ -11,11 +11,11 @@
 #ifndef FASTNN_TRAINER_TRAININGSTEP_H
 #define FASTNN_TRAINER_TRAININGSTEP_H
 
-#include "InputStaging.h"
 #include "LoopInput.h"
 #include "TrainingRun.h"
 
 #include "fastnn/trainer/DataSource.h"
+#include "fastnn/trainer/InputStaging.h"
 #include "fastnn/trainer/LearningRate.h"
 #include "fastnn/trainer/StepHooks.h"
 
