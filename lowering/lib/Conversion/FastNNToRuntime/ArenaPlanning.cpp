@@ -6,7 +6,6 @@
 #include "fastnn/Dialect/FastNN/IR/FastNNTraits.h"
 #include "fastnn/runtime/abi.h"
 
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
