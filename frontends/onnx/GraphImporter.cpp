@@ -26,8 +26,8 @@ namespace fastnn::onnx_import {
 //===----------------------------------------------------------------------===//
 
 NodeImporter::NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
-                           Location loc, int64_t opset)
-    : graph(graph), nodeProto(node), loc(loc), opsetVersion(opset) {}
+                           Location loc, int64_t version)
+    : graph(graph), nodeProto(node), loc(loc), operatorVersion(version) {}
 
 OpBuilder &NodeImporter::builder() { return graph.builder(); }
 
@@ -424,7 +424,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     return diag << "); re-export the model with an opset that selects one "
                    "of them";
   }
-  NodeImporter nodeImporter(*this, node, loc, opset);
+  NodeImporter nodeImporter(*this, node, loc, version);
   if (failed(record->importer(nodeImporter)))
     return failure();
   return nodeImporter.checkAllAttrsHandled();

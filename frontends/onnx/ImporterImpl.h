@@ -60,13 +60,15 @@ class GraphImporter;
 class NodeImporter {
 public:
   NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
-               mlir::Location loc, int64_t opset);
+               mlir::Location loc, int64_t version);
 
   const onnx::NodeProto &node() const { return nodeProto; }
   mlir::Location getLoc() const { return loc; }
   mlir::OpBuilder &builder();
   mlir::MLIRContext *context() { return loc.getContext(); }
-  int64_t opset() const { return opsetVersion; }
+  /// The operator's version the model's opset selects, one its record
+  /// lists: what an importer of several versions branches on.
+  int64_t version() const { return operatorVersion; }
 
   /// Emits an error at the node naming its op type; always returns failure.
   mlir::LogicalResult error(const llvm::Twine &message);
@@ -130,7 +132,7 @@ private:
   GraphImporter &graph;
   const onnx::NodeProto &nodeProto;
   mlir::Location loc;
-  int64_t opsetVersion;
+  int64_t operatorVersion;
   llvm::StringSet<> handledAttrs;
 };
 
