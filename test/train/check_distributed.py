@@ -32,7 +32,6 @@ from pathlib import Path
 
 import numpy as np
 
-SKIP = 77
 BATCH = 8
 STEPS = 30
 TOLERANCE = 1e-5
@@ -275,11 +274,12 @@ def main():
     parser.add_argument("--mpirun-flags", default="--allow-run-as-root --oversubscribe")
     args = parser.parse_args()
     if shutil.which(args.mpirun) is None:
-        print(f"SKIPPED: {args.mpirun} is missing (Debian's openmpi-bin)")
-        sys.exit(SKIP)
+        print(f"FAILED: {args.mpirun} is missing: install Debian's openmpi-bin "
+              "(scripts/install-deps.sh)")
+        sys.exit(1)
     if args.command != "setup" and not (Path(args.work) / "single.log").exists():
-        print("SKIPPED: no reference run (the setup fixture was skipped or failed)")
-        sys.exit(SKIP)
+        print("FAILED: no reference run: train.distributed.setup has not run or failed")
+        sys.exit(1)
     {"setup": setup, "equivalence": equivalence, "resume": resume, "timeline": timeline,
      "kill": kill}[args.command](args)
 

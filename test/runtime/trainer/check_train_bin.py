@@ -33,7 +33,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-SKIP = 77
 BATCH = 32
 TRAIN_IMAGES, TEST_IMAGES = 1000, 250
 FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
@@ -135,8 +134,9 @@ def write_idx_slice(source, prefix, count, out):
 def setup(args):
     work = Path(args.work)
     if not FASHION_MNIST.is_dir():
-        print(f"SKIPPED: {FASHION_MNIST} is missing (Debian's dataset-fashion-mnist)")
-        sys.exit(SKIP)
+        print(f"FAILED: {FASHION_MNIST} is missing: install Debian's dataset-fashion-mnist "
+              "(scripts/install-deps.sh)")
+        sys.exit(1)
     shutil.rmtree(work, ignore_errors=True)
     (work / "idx").mkdir(parents=True)
     write_idx_slice(FASHION_MNIST, "train", TRAIN_IMAGES, work / "idx")
@@ -510,8 +510,8 @@ def main():
     parser.add_argument("--torch-python")
     args = parser.parse_args()
     if args.command != "setup" and not final_checkpoint(Path(args.work) / "ref").exists():
-        print("SKIPPED: no reference run (the setup fixture was skipped or failed)")
-        sys.exit(SKIP)
+        print("FAILED: no reference run: trainer.e2e.setup has not run or failed")
+        sys.exit(1)
     {"setup": setup, "resume": resume, "interrupted-write": interrupted_write,
      "finetune": finetune, "eval": evaluate, "export": export, "tensorboard": tensorboard,
      "timeline": timeline}[args.command](args)
