@@ -17,8 +17,8 @@ namespace fastnn::onnx_import {
 
 namespace {
 
-/// The operators' records implement versions of opset 13 and later; older
-/// models are converted up to it.
+/// The operators' records implement the versions opset 13 and later select;
+/// older models are converted up to it.
 constexpr int kMinimumOpset = 13;
 
 /// The last opset the linked ONNX library defines (17 for onnx 1.12). A later
