@@ -205,26 +205,19 @@ LogicalResult RunEmitter::lowerReduction(Operation *op) {
       outputExprs.push_back(getAffineConstantExpr(0, context));
   }
   Type f32 = b.getF32Type();
-  double infinity = std::numeric_limits<double>::infinity();
-  double init = isa<ReduceMaxOp>(op)   ? -infinity
-                : isa<ReduceMinOp>(op) ? infinity
-                                       : 0.0;
+  auto reduction = cast<ReductionBodyOpInterface>(op);
   Value output = view(loc, result);
-  linalg::FillOp::create(b, loc, ValueRange{floatConstant(b, loc, f32, init)},
-                         ValueRange{output});
+  linalg::FillOp::create(
+      b, loc,
+      ValueRange{floatConstant(b, loc, f32, reduction.getReductionIdentity())},
+      ValueRange{output});
   linalg::GenericOp::create(
       b, loc, ValueRange{view(loc, input)}, ValueRange{output},
       {b.getMultiDimIdentityMap(rank),
        AffineMap::get(rank, 0, outputExprs, context)},
       iterators, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value combined;
-        if (isa<ReduceMaxOp>(op))
-          combined = arith::MaximumFOp::create(nb, l, args[1], args[0]);
-        else if (isa<ReduceMinOp>(op))
-          combined = arith::MinimumFOp::create(nb, l, args[1], args[0]);
-        else
-          combined = arith::AddFOp::create(nb, l, args[1], args[0]);
-        linalg::YieldOp::create(nb, l, combined);
+        linalg::YieldOp::create(
+            nb, l, reduction.buildCombine(nb, l, args[1], args[0]));
       });
   if (isa<ReduceMeanOp>(op)) {
     int64_t outputRank = cast<RankedTensorType>(result.getType()).getRank();

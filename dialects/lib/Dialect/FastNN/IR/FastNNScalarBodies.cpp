@@ -1,7 +1,8 @@
 //===- FastNNScalarBodies.cpp - elementwise ops, one element at a time ----===//
 //
 // ScalarBodyOpInterface: how each elementwise op computes one element of
-// its result, in arith and math ops on scalars.
+// its result, in arith and math ops on scalars; ReductionBodyOpInterface:
+// how each reduction takes in one element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Utils/IndexingUtils.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fastnn;
@@ -326,4 +329,41 @@ Value DropoutTrainOp::buildScalarBody(OpBuilder &b, Location loc,
       floatConstant(b, loc, computeType, 1.0 / (1.0 - ratio)));
   return arith::SelectOp::create(b, loc, keep, scaled,
                                  floatConstant(b, loc, computeType, 0.0));
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+double ReduceSumOp::getReductionIdentity() { return 0.0; }
+
+Value ReduceSumOp::buildCombine(OpBuilder &b, Location loc, Value accumulator,
+                                Value element) {
+  return arith::AddFOp::create(b, loc, accumulator, element);
+}
+
+double ReduceMeanOp::getReductionIdentity() { return 0.0; }
+
+/// The sum; the lowering divides by the count afterwards.
+Value ReduceMeanOp::buildCombine(OpBuilder &b, Location loc, Value accumulator,
+                                 Value element) {
+  return arith::AddFOp::create(b, loc, accumulator, element);
+}
+
+double ReduceMaxOp::getReductionIdentity() {
+  return -std::numeric_limits<double>::infinity();
+}
+
+Value ReduceMaxOp::buildCombine(OpBuilder &b, Location loc, Value accumulator,
+                                Value element) {
+  return arith::MaximumFOp::create(b, loc, accumulator, element);
+}
+
+double ReduceMinOp::getReductionIdentity() {
+  return std::numeric_limits<double>::infinity();
+}
+
+Value ReduceMinOp::buildCombine(OpBuilder &b, Location loc, Value accumulator,
+                                Value element) {
+  return arith::MinimumFOp::create(b, loc, accumulator, element);
 }

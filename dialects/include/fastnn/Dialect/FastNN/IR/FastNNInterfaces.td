@@ -34,6 +34,26 @@ def FastNN_GradientOpInterface : OpInterface<"GradientOpInterface"> {
   ];
 }
 
+def FastNN_ReductionBodyOpInterface : OpInterface<"ReductionBodyOpInterface"> {
+  let cppNamespace = "::mlir::fastnn";
+  let description = [{
+    How a reduction combines elements, for reductions generated as loops:
+    the accumulator starts from the identity and takes in one element at a
+    time. Every op with the Reduction trait implements it.
+  }];
+  let methods = [
+    InterfaceMethod<"The value the accumulator starts from.",
+      "double", "getReductionIdentity">,
+    InterfaceMethod<[{
+        Builds the accumulator after `element` (both in the op's element
+        type).
+      }],
+      "::mlir::Value", "buildCombine",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$accumulator, "::mlir::Value":$element)>
+  ];
+}
+
 def FastNN_ActivationsOpInterface : OpInterface<"ActivationsOpInterface"> {
   let cppNamespace = "::mlir::fastnn";
   let description = [{
@@ -142,7 +162,10 @@ def FastNN_ReusesForwardKernel : FastNN_OpTrait<"ReusesForwardKernel">;
 // buffers): the lowering gives it no buffer and no code of its own.
 def FastNN_ResultsAliasOperands : FastNN_OpTrait<"ResultsAliasOperands">;
 
-// Reduces its single operand over the `axes` attribute, with `keepdims`.
-def FastNN_Reduction : FastNN_OpTrait<"Reduction">;
+// Reduces its single operand over the `axes` attribute, with `keepdims`;
+// with its combining step.
+def FastNN_ReductionTrait : FastNN_OpTrait<"Reduction">;
+def FastNN_Reduction : TraitList<[FastNN_ReductionTrait,
+    DeclareOpInterfaceMethods<FastNN_ReductionBodyOpInterface>]>;
 
 #endif // FASTNN_DIALECT_FASTNN_IR_FASTNNINTERFACES_TD
