@@ -4,6 +4,7 @@
 // the layout, which precision does it compute in, does it run as a runtime
 // kernel) is said here once, on the ops, instead of in lists in each pass.
 //
+//===----------------------------------------------------------------------===//
 
 #ifndef FASTNN_DIALECT_FASTNN_IR_FASTNNINTERFACES_TD
 #define FASTNN_DIALECT_FASTNN_IR_FASTNNINTERFACES_TD
@@ -125,10 +126,10 @@ def FastNN_ElementwiseOfSomeTypes : TraitList<[FastNN_ElementwiseTrait,
     DeclareOpInterfaceMethods<FastNN_ScalarBodyOpInterface,
                               ["verifyScalarBody"]>]>;
 
-// Computes each element from the operands' elements at the same position
-// only (no broadcasting of a non-scalar operand, no dependence on the
-// position): transposing every operand the same way transposes the result,
-// so fastnn-layout moves transposes through the op.
+// Computes each element from the operands' elements at the same (numpy-
+// broadcast) position only, not from the position itself: permuting the
+// dimensions of every operand of the result's rank the same way permutes
+// the result's, so fastnn-layout moves transposes through the op.
 def FastNN_LayoutAgnostic : FastNN_OpTrait<"LayoutAgnostic">;
 
 // Has a `layout` attribute (NCHW or NHWC) that the runtime kernels take
@@ -148,8 +149,8 @@ def FastNN_LowPrecision : FastNN_OpTrait<"LowPrecision">;
 def FastNN_FollowsPrecision : FastNN_OpTrait<"FollowsPrecision">;
 
 // Runs as a call of a runtime kernel (abi.h) rather than as generated
-// loops; reductions small enough for loops are the exception (see the
-// lowering's reducesInLoops).
+// loops; the exception is a reduction that fastnn-plan-fusion marks
+// `fastnn.codegen = "loops"`.
 def FastNN_RunsAsKernel : FastNN_OpTrait<"RunsAsKernel">;
 
 // A backward op whose kernel is made from its forward op's kernel and
