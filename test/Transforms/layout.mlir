@@ -137,3 +137,19 @@ func.func @erf_between_transposes(%x: tensor<2x4x3x3xf32>) -> tensor<2x4x3x3xf32
   %u = fastnn.transpose %e {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x3x3x4xf32> -> tensor<2x4x3x3xf32>
   return %u : tensor<2x4x3x3xf32>
 }
+
+// -----
+
+// Every reduction (the Reduction trait) reduces the untransposed value.
+
+// CHECK-LABEL: func.func @every_reduction(
+// CHECK-SAME: %[[X:.*]]: tensor<1x4x3x3xf32>
+// CHECK-NEXT: %[[A:.*]] = fastnn.reduce_max %[[X]] {axes = array<i64: 2, 3>} : tensor<1x4x3x3xf32> -> tensor<1x4xf32>
+// CHECK-NEXT: %[[B:.*]] = fastnn.reduce_min %[[X]] {axes = array<i64: 2, 3>} : tensor<1x4x3x3xf32> -> tensor<1x4xf32>
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @every_reduction(%x: tensor<1x4x3x3xf32>) -> (tensor<1x4xf32>, tensor<1x4xf32>) {
+  %t = fastnn.transpose %x {permutation = array<i64: 0, 2, 3, 1>} : tensor<1x4x3x3xf32> -> tensor<1x3x3x4xf32>
+  %a = fastnn.reduce_max %t {axes = array<i64: 1, 2>} : tensor<1x3x3x4xf32> -> tensor<1x4xf32>
+  %b = fastnn.reduce_min %t {axes = array<i64: 1, 2>} : tensor<1x3x3x4xf32> -> tensor<1x4xf32>
+  return %a, %b : tensor<1x4xf32>, tensor<1x4xf32>
+}

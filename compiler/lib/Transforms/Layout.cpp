@@ -195,24 +195,29 @@ struct PadThroughTranspose : OpRewritePattern<PadOp> {
 
 /// A reduction of a transposed tensor whose kept dimensions stay in order
 /// reduces the original's matching axes; keepdims results differ only in
-/// where the size-1 dimensions sit, which a reshape fixes for free.
-template <typename ReduceOpT>
-struct ReduceThroughTranspose : OpRewritePattern<ReduceOpT> {
-  using OpRewritePattern<ReduceOpT>::OpRewritePattern;
+/// where the size-1 dimensions sit, which a reshape fixes for free. Any op
+/// with the Reduction trait (its operand, `axes` and `keepdims`).
+struct ReduceThroughTranspose : RewritePattern {
+  ReduceThroughTranspose(MLIRContext *context)
+      : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
 
-  LogicalResult matchAndRewrite(ReduceOpT op,
+  LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    auto producer = op.getInput().template getDefiningOp<TransposeOp>();
+    if (!op->hasTrait<OpTrait::fastnn::Reduction>())
+      return failure();
+    auto producer = op->getOperand(0).getDefiningOp<TransposeOp>();
     if (!producer)
       return failure();
     ArrayRef<int64_t> permutation = producer.getPermutation();
+    ArrayRef<int64_t> reduced =
+        op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
     SmallVector<int64_t> axes;
-    for (int64_t axis : op.getAxes())
+    for (int64_t axis : reduced)
       axes.push_back(permutation[axis]);
     llvm::sort(axes);
     int64_t last = -1;
     for (auto [i, p] : llvm::enumerate(permutation)) {
-      if (llvm::is_contained(op.getAxes(), static_cast<int64_t>(i)))
+      if (llvm::is_contained(reduced, static_cast<int64_t>(i)))
         continue;
       if (p < last)
         return failure();
@@ -224,14 +229,16 @@ struct ReduceThroughTranspose : OpRewritePattern<ReduceOpT> {
     for (int64_t d = 0; d < inputType.getRank(); ++d)
       if (!llvm::is_contained(axes, d))
         shape.push_back(inputType.getDimSize(d));
-      else if (op.getKeepdims())
+      else if (op->hasAttr("keepdims"))
         shape.push_back(1);
-    auto reduced = ReduceOpT::create(
-        rewriter, op.getLoc(), op.getType().clone(shape), input,
-        rewriter.getDenseI64ArrayAttr(axes), op.getKeepdimsAttr());
-    Value result = reduced.getResult();
-    if (result.getType() != op.getType())
-      result = ReshapeOp::create(rewriter, op.getLoc(), op.getType(), result);
+    RankedTensorType type = typeOf(op->getResult(0));
+    Operation *moved = rewriter.clone(*op);
+    moved->setOperand(0, input);
+    moved->setAttr("axes", rewriter.getDenseI64ArrayAttr(axes));
+    Value result = moved->getResult(0);
+    result.setType(type.clone(shape));
+    if (result.getType() != type)
+      result = ReshapeOp::create(rewriter, op->getLoc(), type, result);
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -268,10 +275,7 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
 
     RewritePatternSet patterns(&getContext());
     patterns.add<SinkThroughElementwise, ConcatThroughTranspose,
-                 PadThroughTranspose, ReduceThroughTranspose<ReduceSumOp>,
-                 ReduceThroughTranspose<ReduceMeanOp>,
-                 ReduceThroughTranspose<ReduceMaxOp>,
-                 ReduceThroughTranspose<ReduceMinOp>>(&getContext());
+                 PadThroughTranspose, ReduceThroughTranspose>(&getContext());
     if (failed(applyPatternsGreedily(module, std::move(patterns))))
       return signalPassFailure();
 

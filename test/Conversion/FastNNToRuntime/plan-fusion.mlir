@@ -48,6 +48,33 @@ func.func @matmul_bias_relu(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %bias: ten
 
 // -----
 
+// Batch norm's kernel takes the relu too (the AcceptsPostOp trait).
+
+// CHECK-LABEL: func.func @batch_norm_relu
+// CHECK: fastnn.batch_norm {{.*}} {epsilon = {{.*}}, fastnn.post_op = "relu"}
+// CHECK-NEXT: fastnn.relu {{.*}} {fastnn.fused_into_producer}
+func.func @batch_norm_relu(%x: tensor<1x3x2x2xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> tensor<1x3x2x2xf32> {
+  %y = fastnn.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-3 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+  %r = fastnn.relu %y : tensor<1x3x2x2xf32>
+  return %r : tensor<1x3x2x2xf32>
+}
+
+// -----
+
+// A kernel without the trait (pooling) keeps its relu as a loop.
+
+// CHECK-LABEL: func.func @pool_relu
+// CHECK-NOT: fastnn.post_op
+// CHECK-NOT: fastnn.fused_into_producer
+// CHECK: return
+func.func @pool_relu(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
+  %p = fastnn.max_pool2d %x {kernel_shape = array<i64: 3, 3>, strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>} : tensor<1x2x5x5xf32> -> tensor<1x2x3x3xf32>
+  %r = fastnn.relu %p : tensor<1x2x3x3xf32>
+  return %r : tensor<1x2x3x3xf32>
+}
+
+// -----
+
 // A bias computed after the matmul is not fused (the kernel reads it when
 // it runs); the add is then an elementwise op like any other.
 

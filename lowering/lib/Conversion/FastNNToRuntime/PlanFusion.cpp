@@ -73,10 +73,10 @@ public:
   }
 
 private:
-  /// Kernels whose output can absorb a following relu (oneDNN post-ops,
-  /// cuDNN epilogues), in any of their types.
+  /// Kernels whose output can absorb a following relu, in any of their
+  /// float types.
   static bool acceptsPostOp(Operation *op) {
-    return isa<Conv2DOp, BatchNormOp, MatMulOp>(op) &&
+    return op->hasTrait<OpTrait::fastnn::AcceptsPostOp>() &&
            isFloat(op->getResult(0));
   }
 
@@ -137,14 +137,15 @@ private:
   /// whole.
   void inlineElementwise(Block &body) {
     for (Operation &op : body) {
-      if (!isElementwise(&op) || op.getNumResults() != 1)
+      if (!op.hasTrait<OpTrait::fastnn::Elementwise>() ||
+          op.getNumResults() != 1)
         continue;
       Value result = op.getResult(0);
       if (!result.hasOneUse() || aliases.contains(result))
         continue;
       Operation *user = *result.getUsers().begin();
-      if (!isElementwise(user) || user->getBlock() != &body ||
-          aliases.contains(user->getResult(0)) ||
+      if (!user->hasTrait<OpTrait::fastnn::Elementwise>() ||
+          user->getBlock() != &body || aliases.contains(user->getResult(0)) ||
           cast<RankedTensorType>(user->getResult(0).getType()).getShape() !=
               cast<RankedTensorType>(result.getType()).getShape())
         continue;

@@ -153,6 +153,11 @@ def FastNN_FollowsPrecision : FastNN_OpTrait<"FollowsPrecision">;
 // `fastnn.codegen = "loops"`.
 def FastNN_RunsAsKernel : FastNN_OpTrait<"RunsAsKernel">;
 
+// The op's kernel can apply a following relu to its (float) result as it
+// writes it (oneDNN post-ops, cuDNN and cuBLASLt epilogues):
+// fastnn-plan-fusion records such a relu as the op's `fastnn.post_op`.
+def FastNN_AcceptsPostOp : FastNN_OpTrait<"AcceptsPostOp">;
+
 // A backward op whose kernel is made from its forward op's kernel and
 // reads what it saved (argmax, scaling): the forward op must run as the
 // kernel's training variant.

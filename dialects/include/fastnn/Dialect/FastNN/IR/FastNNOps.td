@@ -85,7 +85,7 @@ def FastNN_ConstantOp : FastNN_Op<"constant", [ConstantLike, Pure,
 //===----------------------------------------------------------------------===//
 
 def FastNN_Conv2DOp : FastNN_ComputeOp<"conv2d", [FastNN_RunsAsKernel,
-    FastNN_SelectableLayout, FastNN_LowPrecision]> {
+    FastNN_SelectableLayout, FastNN_LowPrecision, FastNN_AcceptsPostOp]> {
   let summary = "2-D convolution with groups, strides, dilations and padding";
   let description = [{
     `input` is NCHW (or NHWC with `layout = #fastnn.layout<nhwc>`), `filter` is
@@ -178,6 +178,7 @@ def FastNN_AvgPool2DOp : FastNN_Pool2DOp<"avg_pool2d"> {
 def FastNN_BatchNormOp : FastNN_ComputeOp<"batch_norm",
     [AllElementTypesMatch<["scale", "bias", "mean", "variance"]>,
      FastNN_RunsAsKernel, FastNN_SelectableLayout, FastNN_FollowsPrecision,
+     FastNN_AcceptsPostOp,
      DeclareOpInterfaceMethods<FastNN_ActivationsOpInterface>]> {
   let summary = "batch normalisation with given statistics";
   let description = [{
@@ -226,7 +227,7 @@ def FastNN_LRNOp : FastNN_SameTypeOp<"lrn", [FastNN_RunsAsKernel]> {
 
 def FastNN_MatMulOp : FastNN_ComputeOp<"matmul",
     [SameOperandsAndResultElementType, FastNN_RunsAsKernel,
-     FastNN_LowPrecision]> {
+     FastNN_LowPrecision, FastNN_AcceptsPostOp]> {
   let summary = "matrix product, batched with broadcasting";
   let description = [{
     Operands of rank >= 2; leading (batch) dimensions broadcast as in numpy.

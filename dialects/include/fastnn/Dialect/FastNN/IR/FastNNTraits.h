@@ -31,6 +31,9 @@ template <typename ConcreteType>
 class RunsAsKernel : public TraitBase<ConcreteType, RunsAsKernel> {};
 
 template <typename ConcreteType>
+class AcceptsPostOp : public TraitBase<ConcreteType, AcceptsPostOp> {};
+
+template <typename ConcreteType>
 class ReusesForwardKernel
     : public TraitBase<ConcreteType, ReusesForwardKernel> {};
 
