@@ -115,7 +115,7 @@ SmallVector<BucketSlices> decideBuckets(Block &body, ArenaLayout &layout) {
          llvm::enumerate(allreduce.getInputs(), allreduce.getResults())) {
       Value root = layout.root(input);
       Operation *producer = root.getDefiningOp();
-      bool inPlace = producer && !isa<ParamOp, ConstantOp>(producer) &&
+      bool inPlace = producer && !isWrittenAtInit(producer) &&
                      lastRead.lookup(root) <= bucket.step &&
                      taken.insert(root).second;
       if (inPlace) {
@@ -159,9 +159,7 @@ void placeWaits(Block &body, ArrayRef<BucketSlices> buckets,
         await(collective, &op);
       break;
     }
-    bool view = !isa<AllReduceOp>(op) && op.getNumResults() == 1 &&
-                layout.aliasOf.count(op.getResult(0));
-    if (!view) {
+    if (!layout.isAlias(&op)) {
       for (Value operand : op.getOperands())
         read(&op, operand);
       if (Value bias = layout.fusedBias.lookup(&op))
@@ -217,7 +215,7 @@ FailureOr<ArenaLayout> planArena(func::FuncOp forward) {
       if (layout.aliasOf.count(result) || layout.inlinedInto.count(&op))
         continue;
       // Parameters and constants are written once at init.
-      bool permanent = isa<ParamOp, ConstantOp>(op);
+      bool permanent = isWrittenAtInit(&op);
       addBuffer(result, permanent ? 0 : step, permanent ? end : step);
     }
   }

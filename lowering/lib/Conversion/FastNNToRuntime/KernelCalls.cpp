@@ -37,15 +37,37 @@ void appendDouble(SmallVectorImpl<int64_t> &words, double value) {
   words.push_back(bits);
 }
 
-int64_t dtypeOf(Value value) {
-  Type type = cast<RankedTensorType>(value.getType()).getElementType();
+int64_t dtypeOf(Type type) {
   if (type.isF32())
     return FNN_F32;
   if (type.isF16())
     return FNN_F16;
   if (type.isBF16())
     return FNN_BF16;
-  return FNN_F64;
+  if (type.isF64())
+    return FNN_F64;
+  if (type.isInteger(1))
+    return FNN_BOOL;
+  if (type.isUnsignedInteger(8))
+    return FNN_U8;
+  switch (type.getIntOrFloatBitWidth()) {
+  case 64:
+    return FNN_I64;
+  case 32:
+    return FNN_I32;
+  case 16:
+    return FNN_I16;
+  default:
+    return FNN_I8;
+  }
+}
+
+int64_t dtypeOf(Value value) {
+  return dtypeOf(cast<RankedTensorType>(value.getType()).getElementType());
+}
+
+int64_t layoutWord(Layout layout) {
+  return layout == Layout::NHWC ? FNN_NHWC : FNN_NCHW;
 }
 
 bool hasBackwardUser(Operation *op) {
@@ -55,10 +77,6 @@ bool hasBackwardUser(Operation *op) {
 }
 
 namespace {
-
-int64_t layoutOf(Layout layout) {
-  return layout == Layout::NHWC ? FNN_NHWC : FNN_NCHW;
-}
 
 bool exceedsMaxRank(Operation *op) {
   auto tooLarge = [](Type type) {
@@ -157,7 +175,7 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         appendShape(words, conv.getFilter());
         appendShape(words, conv.getResult());
         llvm::append_values(
-            words, dtypeOf(conv.getResult()), layoutOf(conv.getLayout()),
+            words, dtypeOf(conv.getResult()), layoutWord(conv.getLayout()),
             int64_t(conv.getBias() != nullptr), postOp, conv.getGroups());
         llvm::append_range(words, conv.getStrides());
         llvm::append_range(words, conv.getPads());
@@ -181,7 +199,7 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         else
           countIncludePad = pool.getCountIncludePad();
         llvm::append_values(
-            words, dtypeOf(pool.getResult()), layoutOf(pool.getLayout()),
+            words, dtypeOf(pool.getResult()), layoutWord(pool.getLayout()),
             int64_t(isMax ? FNN_POOL_MAX : FNN_POOL_AVG), countIncludePad);
         llvm::append_range(words, pool.getKernelShape());
         llvm::append_range(words, pool.getStrides());
@@ -199,7 +217,7 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
       .Case([&](BatchNormOp bn) {
         appendShape(words, bn.getInput());
         llvm::append_values(words, dtypeOf(bn.getResult()),
-                            layoutOf(bn.getLayout()), postOp);
+                            layoutWord(bn.getLayout()), postOp);
         appendDouble(words, bn.getEpsilon().convertToDouble());
         int64_t k = createKernel(loc, "fnn_batch_norm_create", words);
         callForward(loc, "fnn_batch_norm_forward", k,

@@ -171,10 +171,6 @@ LogicalResult RunEmitter::lowerUpdateLossScale(UpdateLossScaleOp op) {
   return success();
 }
 
-bool isElementwise(Operation *op) {
-  return op->hasTrait<OpTrait::fastnn::Elementwise>();
-}
-
 namespace {
 ArrayRef<int64_t> reductionAxes(Operation *op) {
   return op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
@@ -349,7 +345,7 @@ LogicalResult RunEmitter::lowerLoopOp(Operation *op) {
   if (elementType.isUnsignedInteger())
     return op->emitOpError("on unsigned integers is not supported by the "
                            "code generator");
-  if (isElementwise(op))
+  if (op->hasTrait<OpTrait::fastnn::Elementwise>())
     return lowerElementwise(op);
   int64_t rank = resultType.getRank();
   AffineMap identity = b.getMultiDimIdentityMap(rank);

@@ -157,19 +157,19 @@ void RunEmitter::traceEnd(Location loc) {
       ValueRange{});
 }
 
+bool isWrittenAtInit(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
+
 LogicalResult RunEmitter::lower(Operation *op) {
   for (Operation *collective : layout.awaitedBefore.lookup(op))
     awaitAllReduce(collective);
-  // Views of another buffer, and epilogues fused into their producer (an
-  // allreduce reduces in place, yet it has work to do).
-  if (!isa<AllReduceOp>(op) && op->getNumResults() == 1 &&
-      layout.aliasOf.count(op->getResult(0)))
+  if (layout.isAlias(op))
     return success();
   // Computed inside its user's loop nest.
   if (layout.inlinedInto.count(op))
     return success();
-  // Written once at init.
-  if (isa<ParamOp, ConstantOp, func::ReturnOp, LoopYieldOp>(op))
+  // Written once at init; a terminator (the return, a sunk loop's yield)
+  // only ends the step.
+  if (isWrittenAtInit(op) || op->hasTrait<OpTrait::IsTerminator>())
     return success();
   traceBegin(op);
   int64_t firstKernel = kernelCount;
@@ -187,31 +187,6 @@ LogicalResult RunEmitter::lower(Operation *op) {
 }
 
 namespace {
-
-int64_t ioDtype(Type type) {
-  if (type.isF32())
-    return FNN_F32;
-  if (type.isF16())
-    return FNN_F16;
-  if (type.isBF16())
-    return FNN_BF16;
-  if (type.isF64())
-    return FNN_F64;
-  if (type.isInteger(1))
-    return FNN_BOOL;
-  if (type.isUnsignedInteger(8))
-    return FNN_U8;
-  switch (type.getIntOrFloatBitWidth()) {
-  case 64:
-    return FNN_I64;
-  case 32:
-    return FNN_I32;
-  case 16:
-    return FNN_I16;
-  default:
-    return FNN_I8;
-  }
-}
 
 /// Initial values of parameters and constants, as constant globals copied
 /// into the arena by fnn_model_init. Resource blobs are shared, not copied.
@@ -420,7 +395,7 @@ struct LowerToRuntimePass
                const ArenaLayout &layout) {
         auto type = cast<RankedTensorType>(value.getType());
         records.push_back(kind);
-        records.push_back(ioDtype(type.getElementType()));
+        records.push_back(dtypeOf(type.getElementType()));
         records.push_back(type.getRank());
         for (int64_t d = 0; d < FNN_MAX_RANK; ++d)
           records.push_back(d < type.getRank() ? type.getDimSize(d) : 0);

@@ -55,6 +55,13 @@ struct ArenaLayout {
   int64_t offsetOf(mlir::Value value) const {
     return offsets.lookup(root(value));
   }
+  /// A view of another buffer or an epilogue fused into its producer: an
+  /// op with no code of its own (an allreduce's results alias its bucket,
+  /// yet it has work to do).
+  bool isAlias(mlir::Operation *op) const {
+    return !mlir::isa<mlir::fastnn::AllReduceOp>(op) &&
+           op->getNumResults() == 1 && aliasOf.count(op->getResult(0));
+  }
 };
 
 /// The decisions fastnn-plan-fusion records on the ops (discardable
@@ -77,9 +84,6 @@ constexpr llvm::StringLiteral kCodegenAttr = "fastnn.codegen";
 constexpr llvm::StringLiteral kCodegenLoops = "loops";
 constexpr llvm::StringLiteral kCodegenKernel = "kernel";
 
-/// Ops lowered as one loop nest computing each element from the operands'
-/// elements at the same (broadcast) position (LoopCodegen.cpp).
-bool isElementwise(mlir::Operation *op);
 /// Reductions the plan generates as loops (`fastnn.codegen = "loops"`);
 /// the others are kernel calls.
 bool reducesInLoops(mlir::Operation *op);
@@ -88,12 +92,21 @@ bool reducesInLoops(mlir::Operation *op);
 /// with the runtime's training variant.
 bool hasBackwardUser(mlir::Operation *op);
 
-/// Appends an fnn_shape / an fnn_dtype / a double as descriptor words.
+/// Appends an fnn_shape / a double as descriptor words.
 void appendShape(llvm::SmallVectorImpl<int64_t> &words,
                  llvm::ArrayRef<int64_t> shape);
 void appendShape(llvm::SmallVectorImpl<int64_t> &words, mlir::Value value);
 void appendDouble(llvm::SmallVectorImpl<int64_t> &words, double value);
+/// The fnn_dtype of an element type, and of a tensor value's elements.
+int64_t dtypeOf(mlir::Type elementType);
 int64_t dtypeOf(mlir::Value value);
+/// The fnn_layout word of a layout attribute's value.
+int64_t layoutWord(mlir::fastnn::Layout layout);
+
+/// Parameter reads and constants: fnn_model_init copies their initial
+/// values into their buffers (LowerToRuntime.cpp), which live for the whole
+/// run; a step computes nothing for them.
+bool isWrittenAtInit(mlir::Operation *op);
 
 /// `arena + offset` as an i8 GEP.
 mlir::Value arenaPointer(mlir::OpBuilder &builder, mlir::Location loc,

@@ -15,9 +15,6 @@ LogicalResult RunEmitter::lowerTrainingKernelOp(Operation *op) {
   Location loc = op->getLoc();
   SmallVector<int64_t> words;
   auto p = [&](Value value) { return pointer(loc, value); };
-  auto layoutWord = [](Layout layout) -> int64_t {
-    return layout == Layout::NHWC ? FNN_NHWC : FNN_NCHW;
-  };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](Conv2DBackwardOp conv) {
