@@ -54,6 +54,8 @@ void printModelSummary(ModuleOp module, llvm::raw_ostream &os) {
        << totals.elements << " elements, "
        << llvm::format("%.1f", totals.bytes / 1048576.0) << " MiB\n";
 
+  // Compute ops only: the parameters' declarations and reads are what the
+  // section above counts.
   llvm::MapVector<StringRef, int64_t> opCounts;
   module.walk([&](Operation *op) {
     if (isa<mlir::fastnn::FastNNDialect>(op->getDialect()) &&

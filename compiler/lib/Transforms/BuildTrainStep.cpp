@@ -109,7 +109,9 @@ struct BuildTrainStepPass
     }
     // A filter may reach its convolution through a layout change
     // (fastnn-layout's OIHW -> OHWI transpose) or a reshape; it is still
-    // the parameter that decays.
+    // the parameter that decays. (These two by name, not a trait: they are
+    // what the importer and fastnn-layout put between a parameter and its
+    // reader.)
     auto storedAs = [](Value v) {
       while (Operation *producer = v.getDefiningOp()) {
         if (!isa<TransposeOp, ReshapeOp>(producer))

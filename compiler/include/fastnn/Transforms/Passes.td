@@ -321,17 +321,19 @@ def FastNNMixedPrecision : Pass<"fastnn-mixed-precision", "mlir::ModuleOp"> {
     Accepts any function of fastnn ops (usually the step of
     `fastnn-build-train-step`, whose loss scaling half-precision training
     wants) and assigns element types as TensorFlow's automatic mixed
-    precision does, by op kind:
+    precision does, by the ops' traits (FastNNInterfaces.td):
 
-    - always low (`precision`): `conv2d`, `conv2d_backward`, `matmul`; their
-      f32 operands are cast to the low type and their results cast back;
-    - low when their inputs are: activations, pooling and their gradients,
-      elementwise `add`/`sub`/`mul`/`neg`, data movement (`reshape`,
-      `transpose`, `concat`, `pad`, `slice`, `broadcast`, `gather`),
-      dropout, and batch norm in all three forms with its activations only:
-      `scale`, `bias` and the batch and running statistics stay f32 (and so
-      do the scale and bias gradients);
-    - always f32: everything else, in particular softmax and the loss
+    - always low (`precision`), ops with `LowPrecision`: `conv2d`,
+      `conv2d_backward`, `matmul`; their f32 operands are cast to the low
+      type and their results cast back;
+    - low when their inputs are, ops with `FollowsPrecision`: activations,
+      pooling and their gradients, elementwise `add`/`sub`/`mul`/`neg`, data
+      movement (`reshape`, `transpose`, `concat`, `pad`, `slice`,
+      `broadcast`, `gather`), dropout, and batch norm in all three forms with
+      its activations only (its `ActivationsOpInterface`): `scale`, `bias`
+      and the batch and running statistics stay f32 (and so do the scale and
+      bias gradients);
+    - always f32, ops with neither trait: in particular softmax and the loss
       (logits are widened, as the seed's `tf.cast(logits, tf.float32)`),
       reductions, LRN, metrics, the optimizer and state updates.
 
