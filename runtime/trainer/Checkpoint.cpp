@@ -308,10 +308,14 @@ Status readCheckpoint(const std::string &Path, Checkpoint &Out) {
     T.Name.assign(reinterpret_cast<const char *>(Name), NameBytes);
     T.Role = Role;
     T.Dtype = Dtype;
-    int64_t Elements = 1;
+    // The dims come from the file: a product that overflows is as wrong
+    // as one that differs from the bytes stored.
+    uint64_t ShapeBytes = static_cast<uint64_t>(runtime::dtypeBytes(Dtype));
+    bool Overflows = false;
     for (int64_t Dim : T.Shape)
-      Elements *= Dim;
-    if (T.Bytes != static_cast<uint64_t>(Elements * runtime::dtypeBytes(Dtype)))
+      Overflows |= __builtin_mul_overflow(
+          ShapeBytes, static_cast<uint64_t>(Dim), &ShapeBytes);
+    if (Overflows || T.Bytes != ShapeBytes)
       return Status::error(Path + ": corrupt checkpoint: tensor '" + T.Name +
                            "' " + shapeText(T.Shape) + " holds " +
                            std::to_string(T.Bytes) + " bytes");

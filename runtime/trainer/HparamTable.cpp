@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 namespace fastnn::trainer {
@@ -288,18 +289,26 @@ const HparamSpec *findHparam(const std::string &Name) {
 }
 
 std::string closestHparam(const std::string &Name) {
+  // Beyond about half the name's length the "closest" key is an unrelated
+  // word, and suggesting it would mislead.
+  size_t Limit = std::max<size_t>(2, Name.size() / 2);
   std::string Best;
   size_t BestDistance = std::numeric_limits<size_t>::max();
   for (const HparamSpec &Spec : hparamSpecs()) {
+    // The distance is at least the difference in length: skipping keys
+    // that cannot be within the limit keeps a long line of junk from
+    // costing its length times every key's.
+    size_t Length = std::strlen(Spec.Name);
+    if ((Name.size() > Length ? Name.size() - Length : Length - Name.size()) >
+        Limit)
+      continue;
     size_t Distance = editDistance(Name, Spec.Name);
     if (Distance < BestDistance) {
       BestDistance = Distance;
       Best = Spec.Name;
     }
   }
-  // Beyond about half the name's length the "closest" key is an unrelated
-  // word, and suggesting it would mislead.
-  return BestDistance <= std::max<size_t>(2, Name.size() / 2) ? Best : "";
+  return BestDistance <= Limit ? Best : "";
 }
 
 std::string hparamsHelp() {
