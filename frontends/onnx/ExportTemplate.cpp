@@ -27,9 +27,10 @@ std::string makeExportTemplate(MLIRContext &context, onnx::ModelProto model,
       if (!elementType)
         return "initializer '" + tensor.name() +
                "' has an element type fastnn cannot export";
-      auto type = RankedTensorType::get(
-          SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
-          elementType);
+      RankedTensorType type;
+      if (std::string error = tensorTypeOf(tensor, elementType, type);
+          !error.empty())
+        return error;
       if (std::string error = readTensorData(tensor, modelDir, type, data);
           !error.empty())
         return error;

@@ -271,10 +271,12 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location loc) {
   if (init == constantInitializers.end())
     return emitError(loc) << "refers to undefined value '" << name << "'";
   const onnx::TensorProto &tensor = *init->second;
-  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-  auto type = RankedTensorType::get(
-      shape, convertElementType(tensor.data_type(), &context));
+  RankedTensorType type;
   std::vector<char> data;
+  if (std::string error = tensorTypeOf(
+          tensor, convertElementType(tensor.data_type(), &context), type);
+      !error.empty())
+    return emitError(loc) << error;
   if (std::string error = readTensorData(tensor, modelDir, type, data);
       !error.empty())
     return emitError(loc) << error;
@@ -339,9 +341,14 @@ LogicalResult GraphImporter::importInitializers() {
       constantInitializers[tensor.name()] = &tensor;
       continue;
     }
-    SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
-    auto type = RankedTensorType::get(shape, elementType);
+    RankedTensorType type;
     std::vector<char> data;
+    // The blob below copies from data.data(), which must not be null even
+    // for a tensor without elements.
+    data.reserve(1);
+    if (std::string error = tensorTypeOf(tensor, elementType, type);
+        !error.empty())
+      return emitError(fileLoc()) << error;
     if (std::string error = readTensorData(tensor, modelDir, type, data);
         !error.empty())
       return emitError(fileLoc()) << error;

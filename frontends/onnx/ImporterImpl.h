@@ -35,6 +35,20 @@ namespace fastnn::onnx_import {
 /// The MLIR element type of an ONNX TensorProto data type, or null.
 mlir::Type convertElementType(int32_t onnxType, mlir::MLIRContext *context);
 
+/// An error message when one of a tensor's dims is negative or their
+/// product times elementBytes overflows 64 bits; empty otherwise.
+std::string checkTensorDims(const onnx::TensorProto &tensor,
+                            int64_t elementBytes = 1);
+
+/// The tensor type of an initializer or constant from its dims, checked by
+/// checkTensorDims; an error message, empty on success.
+std::string tensorTypeOf(const onnx::TensorProto &tensor,
+                         mlir::Type elementType, mlir::RankedTensorType &type);
+
+/// An error message when a tensor's external data is not named by a path
+/// inside the model's directory (absolute, or with '..'); empty otherwise.
+std::string checkExternalLocation(const onnx::TensorProto &tensor);
+
 /// Reads a tensor's elements into a packed little-endian buffer (one byte per
 /// bool), from raw_data, the typed repeated fields or external data stored
 /// relative to `modelDir`. Returns an error message, empty on success.

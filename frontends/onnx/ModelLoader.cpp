@@ -53,6 +53,25 @@ std::string parseBinary(const llvm::MemoryBuffer &buffer,
   return "";
 }
 
+/// ONNX's checker accepts a graph output that nothing defines, but its IR
+/// (which the version converter builds) dereferences the missing producer.
+std::string undefinedGraphOutput(const onnx::GraphProto &graph) {
+  llvm::StringSet<> defined;
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &node : graph.node())
+    for (const std::string &output : node.output())
+      defined.insert(output);
+  for (const auto &output : graph.output())
+    if (!defined.count(output.name()))
+      return "graph output '" + output.name() +
+             "' is produced by no node and is neither an input nor an "
+             "initializer";
+  return "";
+}
+
 void applyBatchSize(onnx::ModelProto &model, int64_t batchSize) {
   llvm::StringSet<> initializers;
   for (const auto &init : model.graph().initializer())
@@ -110,6 +129,15 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
     return "uses opset " + std::to_string(opset) +
            "; fastnn supports opsets 11 to " + std::to_string(maximum) +
            " (re-export with opset_version=" + std::to_string(maximum) + ")";
+  // Before the checker, which probes the files external data names and
+  // counts elements without checking for overflow.
+  for (const auto &init : model.graph().initializer()) {
+    if (std::string error = checkTensorDims(init); !error.empty())
+      return error;
+    if (init.data_location() == onnx::TensorProto::EXTERNAL)
+      if (std::string error = checkExternalLocation(init); !error.empty())
+        return error;
+  }
   try {
     if (text)
       onnx::checker::check_model(model);
@@ -120,6 +148,8 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
     std::replace(message.begin(), message.end(), '\n', ' ');
     return "fails the ONNX checker: " + message;
   }
+  if (std::string error = undefinedGraphOutput(model.graph()); !error.empty())
+    return error;
   if (asRead)
     *asRead = model;
   if (opset < kMinimumOpset) {

@@ -2,8 +2,10 @@
 
 #include "ImporterImpl.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
 
 #include <cstring>
@@ -80,14 +82,8 @@ std::string readExternalData(const onnx::TensorProto &tensor,
              " '" + entry.value() + "'";
     }
   }
-  if (location.empty())
-    return "external data of '" + tensor.name() + "' names no location";
-  if (llvm::sys::path::is_absolute(location) ||
-      StringRef(location).contains(".."))
-    return "external data of '" + tensor.name() +
-           "' must be a path relative "
-           "to the model's directory, got '" +
-           location + "'";
+  if (std::string error = checkExternalLocation(tensor); !error.empty())
+    return error;
   llvm::SmallString<256> file(modelDir);
   llvm::sys::path::append(file, location);
   uint64_t fileSize = 0;
@@ -113,6 +109,57 @@ std::string readExternalData(const onnx::TensorProto &tensor,
 }
 
 } // namespace
+
+std::string checkExternalLocation(const onnx::TensorProto &tensor) {
+  const std::string *location = nullptr;
+  for (const auto &entry : tensor.external_data())
+    if (entry.key() == "location")
+      location = &entry.value();
+  if (!location || location->empty())
+    return "external data of '" + tensor.name() + "' names no location";
+  if (llvm::sys::path::is_absolute(*location) ||
+      StringRef(*location).contains(".."))
+    return "external data of '" + tensor.name() +
+           "' must be a path relative to the model's directory, without "
+           "'..', got '" +
+           *location + "'";
+  return "";
+}
+
+std::string checkTensorDims(const onnx::TensorProto &tensor,
+                            int64_t elementBytes) {
+  auto dimsText = [&] {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "[";
+    llvm::interleaveComma(tensor.dims(), os);
+    os << "]";
+    return text;
+  };
+  int64_t bytes = elementBytes;
+  for (int64_t dim : tensor.dims()) {
+    if (dim < 0)
+      return "tensor '" + tensor.name() + "' has a negative dimension in " +
+             dimsText();
+    if (llvm::MulOverflow(bytes, dim, bytes))
+      return "tensor '" + tensor.name() + "' has dimensions " + dimsText() +
+             " whose size overflows 64 bits";
+  }
+  return "";
+}
+
+std::string tensorTypeOf(const onnx::TensorProto &tensor, Type elementType,
+                         RankedTensorType &type) {
+  // The byte size must be countable before anything is allocated for it or
+  // compared with the data the file holds.
+  if (std::string error = checkTensorDims(tensor, storageBytes(elementType));
+      !error.empty())
+    return error;
+  type = RankedTensorType::get(
+      SmallVector<int64_t>(tensor.dims().begin(), tensor.dims().end()),
+      elementType);
+  return "";
+}
 
 std::string readTensorData(const onnx::TensorProto &tensor, StringRef modelDir,
                            RankedTensorType type, std::vector<char> &data) {

@@ -21,9 +21,17 @@ LogicalResult importConstant(NodeImporter &n) {
     Type elementType = convertElementType(tensor->data_type(), n.context());
     if (!elementType)
       return n.error("unsupported element type of attribute 'value'");
-    SmallVector<int64_t> shape(tensor->dims().begin(), tensor->dims().end());
-    auto type = RankedTensorType::get(shape, elementType);
+    // External data belongs to initializers, which are read relative to
+    // the model's directory; a constant's would be read relative to the
+    // working directory.
+    if (tensor->data_location() == onnx::TensorProto::EXTERNAL)
+      return n.error("attribute 'value' stores its data externally; only "
+                     "initializers may");
+    RankedTensorType type;
     std::vector<char> data;
+    if (std::string error = tensorTypeOf(*tensor, elementType, type);
+        !error.empty())
+      return n.error(error);
     if (std::string error = readTensorData(*tensor, "", type, data);
         !error.empty())
       return n.error(error);

@@ -58,8 +58,8 @@ LogicalResult importReshape(NodeImporter &n) {
       inferred = i;
     } else if (dim < 0) {
       return n.error("shape has a negative size " + Twine(dim));
-    } else {
-      known *= dim;
+    } else if (llvm::MulOverflow(known, dim, known)) {
+      return n.error("shape has more elements than 64 bits can count");
     }
     shape.push_back(dim);
   }
@@ -71,7 +71,8 @@ LogicalResult importReshape(NodeImporter &n) {
   }
   int64_t count = 1;
   for (int64_t dim : shape)
-    count *= dim;
+    if (llvm::MulOverflow(count, dim, count))
+      return n.error("shape has more elements than 64 bits can count");
   if (count != type->getNumElements())
     return n.error("cannot reshape " + Twine(type->getNumElements()) +
                    " elements into " + Twine(count) +
