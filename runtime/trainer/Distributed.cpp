@@ -6,6 +6,7 @@
 
 #include "fastnn/runtime/abi.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -70,6 +71,22 @@ void shareState(const std::vector<runtime::TensorRecord> &State,
          fnn_last_error());
   Step = Counters[0];
   Position = Counters[1];
+}
+
+int agreeOnStop(int Signal) {
+  const int64_t Workers = fnn_comm_size();
+  if (Workers == 1)
+    return Signal;
+  int Agreed = 0;
+  for (int64_t Root = 0; Root < Workers; ++Root) {
+    int32_t Value = static_cast<int32_t>(Signal);
+    if (fnn_comm_broadcast(&Value, sizeof(Value), Root) != 0)
+      fail(workerPrefix() + "cannot agree on a stop with the other workers: " +
+           fnn_last_error());
+    if (Agreed == 0)
+      Agreed = Value;
+  }
+  return Agreed;
 }
 
 void endOfInput(int64_t Step) {

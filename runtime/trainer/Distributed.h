@@ -43,6 +43,12 @@ void shareState(const std::vector<runtime::TensorRecord> &State,
                 const runtime::ArenaAccess &Arena, int64_t &Step,
                 int64_t &Position);
 
+/// The signal that asks the job to stop: the first worker's, in rank order,
+/// that received one (Signal on this worker, 0 for none), so that every
+/// worker stops after the same step. A job of several exchanges one int per
+/// worker for it (a broadcast from each); a job of one nothing.
+int agreeOnStop(int Signal);
+
 /// A worker's input ended before step Step, which every worker runs: ends
 /// the job (the others would wait for it in the next allreduce).
 void endOfInput(int64_t Step);

@@ -157,6 +157,10 @@ Status EvalHook::end(int64_t LastStep) {
   return Events ? Events->close() : Status::success();
 }
 
+Status EvalHook::stop(int64_t) {
+  return Events ? Events->close() : Status::success();
+}
+
 Status EvalHook::act(int64_t Step) {
   if (!Eval)
     if (Status S = Evaluator::create(Arena.device(), Eval); !S.ok())

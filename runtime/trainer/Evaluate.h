@@ -72,6 +72,8 @@ public:
            const runtime::ArenaAccess &Arena, EvalSummary &Latest,
            ProgressLine &Progress);
   Status end(int64_t LastStep) override;
+  /// No evaluation: a stopping run has a grace period's seconds left.
+  Status stop(int64_t LastStep) override;
 
 private:
   int64_t latestStep() const override { return Latest.Step; }

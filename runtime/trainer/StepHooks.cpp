@@ -32,9 +32,17 @@ Status StepHooks::end(int64_t LastStep) {
   return Status::success();
 }
 
+Status StepHooks::stop(int64_t LastStep) {
+  for (const std::unique_ptr<StepHook> &Hook : Hooks)
+    if (Status S = Hook->stop(LastStep); !S.ok())
+      return S;
+  return Status::success();
+}
+
 Status runSteps(StepCall &Call, StepHooks &Hooks, int64_t First, int64_t Last,
-                bool &InputEnded, int64_t &LastStep) {
-  InputEnded = false;
+                const StopQuery &Stop, LoopEnd &End) {
+  End = LoopEnd();
+  int64_t &LastStep = End.LastStep;
   LastStep = First - 1;
   std::vector<StepResult> Results;
   while (LastStep < Last) {
@@ -45,7 +53,7 @@ Status runSteps(StepCall &Call, StepHooks &Hooks, int64_t First, int64_t Last,
     if (Status S = Call.run(LastStep + 1, Span, Results); !S.ok())
       return S;
     if (Results.empty()) {
-      InputEnded = true;
+      End.InputEnded = true;
       return Status::success();
     }
     if (Status S = Hooks.afterCall(Span); !S.ok())
@@ -54,6 +62,11 @@ Status runSteps(StepCall &Call, StepHooks &Hooks, int64_t First, int64_t Last,
       if (Status S = Hooks.afterStep(Result); !S.ok())
         return S;
       LastStep = Result.Step;
+    }
+    if (LastStep < Last) {
+      End.StopSignal = Stop();
+      if (End.StopSignal != 0)
+        return Status::success();
     }
   }
   return Status::success();

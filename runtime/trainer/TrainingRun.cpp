@@ -12,6 +12,7 @@
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/LearningRate.h"
 #include "fastnn/trainer/StepHooks.h"
+#include "fastnn/trainer/StopSignal.h"
 #include "fastnn/trainer/TFRecordDataSource.h"
 #include "fastnn/trainer/TrainingHooks.h"
 
@@ -78,6 +79,8 @@ private:
   void finetune();
   void createInput();
   void addHooks();
+  /// Ends a run that a signal stopped after End.LastStep; the exit code.
+  int stop(const LoopEnd &End);
   runtime::ArenaAccess arena() const { return {Device, Arena}; }
 
   const Hparams &H;
@@ -365,22 +368,45 @@ int TrainingRun::run() {
                 "between calls (at loop boundaries)\n",
                 static_cast<long long>(Loop), static_cast<long long>(Loop));
   addHooks();
-  bool InputEnded = false;
-  int64_t LastStep = StartStep;
-  if (Status S = runSteps(Step, Hooks, StartStep + 1, TrainSteps, InputEnded,
-                          LastStep);
+  // From here on SIGTERM and SIGINT stop the run after the call in flight
+  // (and a checkpoint); before, nothing is lost by dying at once.
+  StopSignals Signals;
+  LoopEnd End;
+  if (Status S = runSteps(
+          Step, Hooks, StartStep + 1, TrainSteps,
+          [] { return agreeOnStop(StopSignals::received()); }, End);
       !S.ok())
     fail(S.message());
-  if (InputEnded) {
+  if (End.StopSignal != 0)
+    return stop(End);
+  if (End.InputEnded) {
     Progress.erase();
     std::printf("train.bin: the input ended after %lld steps (num_epochs=%lld)"
                 "\n",
-                static_cast<long long>(LastStep),
+                static_cast<long long>(End.LastStep),
                 static_cast<long long>(H.getInt("num_epochs")));
   }
-  if (Status S = Hooks.end(LastStep); !S.ok())
+  if (Status S = Hooks.end(End.LastStep); !S.ok())
     fail(S.message());
   return 0;
+}
+
+int TrainingRun::stop(const LoopEnd &End) {
+  if (Status S = Hooks.stop(End.LastStep); !S.ok())
+    fail(S.message());
+  Progress.erase();
+  const std::string Saved =
+      LatestCheckpoint.Step == End.LastStep
+          ? "checkpoint " + LatestCheckpoint.Path +
+                " written; resume with the same command"
+          : "no checkpoint written (that needs train_dir and "
+            "CheckpointSaverHook in hooks)";
+  std::printf("train.bin: stopped by %s after step %lld; %s\n",
+              stopSignalName(End.StopSignal),
+              static_cast<long long>(End.LastStep), Saved.c_str());
+  std::fflush(stdout);
+  // The shell's convention for a process ended by a signal.
+  return 128 + End.StopSignal;
 }
 
 } // namespace

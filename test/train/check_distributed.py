@@ -17,6 +17,9 @@ slice of each batch). The other commands check one behaviour each:
                of the bucket collectives and their waits
   kill         a worker killed with SIGKILL mid-run ends the whole job with
                a non-zero exit within 60 s and a message naming its rank
+  sigterm      SIGTERM to worker 1 alone stops both workers after the same
+               step with exit 143 and the chief's checkpoint of that step;
+               the restart ends as an uninterrupted 2-worker run, bitwise
 """
 import argparse
 import json
@@ -179,6 +182,16 @@ def equivalence(args):
             fail(f"expected one event file (the chief's), found {events}")
 
 
+def compare_bitwise(uninterrupted, resumed):
+    """Fails unless the two checkpoints hold equal tensors; their count."""
+    _, a = read_checkpoint(uninterrupted)
+    _, b = read_checkpoint(resumed)
+    differing = [n for n in a if not np.array_equal(a[n], b[n])]
+    if differing or set(a) != set(b):
+        fail(f"after resuming, tensors differ from the uninterrupted run: {differing}")
+    return len(a)
+
+
 def resume(args):
     work = Path(args.work)
     whole, parts = fresh(work / "resume-whole"), fresh(work / "resume-parts")
@@ -188,12 +201,8 @@ def resume(args):
     restarted = train(args, "train_b.bin", parts, workers=2)
     if f"resuming {parts}/model.ckpt-{half} at step {half}" not in restarted.stdout:
         fail(f"the restart did not resume step {half}:\n{restarted.stdout}")
-    _, a = read_checkpoint(whole / f"model.ckpt-{STEPS}")
-    _, b = read_checkpoint(parts / f"model.ckpt-{STEPS}")
-    differing = [n for n in a if not np.array_equal(a[n], b[n])]
-    if differing:
-        fail(f"after resuming, tensors differ from the uninterrupted run: {differing}")
-    print(f"2 workers stopped at step {half} and restarted: {len(a)} tensors at step "
+    count = compare_bitwise(whole / f"model.ckpt-{STEPS}", parts / f"model.ckpt-{STEPS}")
+    print(f"2 workers stopped at step {half} and restarted: {count} tensors at step "
           f"{STEPS} bitwise equal to the uninterrupted run's")
 
 
@@ -214,12 +223,31 @@ def timeline(args):
           f"(gradient buckets and the metrics), started and awaited")
 
 
-def kill(args):
-    work = Path(args.work)
-    directory = fresh(work / "kill")
-    cmd = mpirun(args, 2, work / "train_b.bin", "--hparams", work / "hp.txt",
-                 f"--train_dir={directory}", "--stop_at_step=100000000",
-                 "--num_epochs=100000000")
+def worker_pid(job, rank):
+    """The pid of the worker of the given rank among mpirun's children
+    (the one whose environment says so)."""
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            # pid (comm) state ppid ...: comm may hold spaces, not ')'.
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if int(fields[1]) != job.pid:
+                continue
+            children.append(stat.parent.name)
+            environ = (stat.parent / "environ").read_bytes().split(b"\0")
+            if f"OMPI_COMM_WORLD_RANK={rank}".encode() in environ:
+                return int(stat.parent.name)
+        except (OSError, IndexError):
+            continue
+    job.kill()
+    fail(f"no worker of rank {rank} among mpirun's children {children}")
+
+
+def long_job(args, directory):
+    """A 2-worker job that would run for hours, logging every step."""
+    cmd = mpirun(args, 2, Path(args.work) / "train_b.bin", "--hparams",
+                 Path(args.work) / "hp.txt", f"--train_dir={directory}",
+                 "--stop_at_step=100000000", "--num_epochs=100000000")
     job = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
     output = []
@@ -229,33 +257,57 @@ def kill(args):
             break
     if job.poll() is not None:
         fail(f"the job ended before step 20:\n{''.join(output)[-2000:]}")
-    # mpirun's children are the workers; rank 1 is the one whose environment
-    # says so.
-    victim, children = None, []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            # pid (comm) state ppid ...: comm may hold spaces, not ')'.
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            if int(fields[1]) != job.pid:
-                continue
-            children.append(stat.parent.name)
-            if b"OMPI_COMM_WORLD_RANK=1" in (stat.parent / "environ").read_bytes().split(b"\0"):
-                victim = int(stat.parent.name)
-        except (OSError, IndexError):
-            continue
-    if victim is None:
-        job.kill()
-        fail(f"no worker of rank 1 among mpirun's children {children}")
-    os.kill(victim, signal.SIGKILL)
-    killed = time.monotonic()
+    return job, output
+
+
+def finish(job, output, what):
     try:
         rest, _ = job.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         job.kill()
-        fail("the job still ran 60 s after worker 1 was killed")
-    elapsed = time.monotonic() - killed
+        fail(f"the job still ran 60 s after {what}")
     output.append(rest)
-    log = "".join(output)
+    return "".join(output)
+
+
+def sigterm(args):
+    work = Path(args.work)
+    directory = fresh(work / "sigterm")
+    job, output = long_job(args, directory)
+    os.kill(worker_pid(job, 1), signal.SIGTERM)
+    log = finish(job, output, "worker 1 was sent SIGTERM")
+    m = re.search(r"^train\.bin: stopped by SIGTERM after step (\d+); checkpoint (\S+) "
+                  r"written; resume with the same command$", "\n".join(lines(log)), re.M)
+    if job.returncode != 143 or not m:
+        fail(f"the job exited with {job.returncode}, not 143 with a stop line:\n{log[-2000:]}")
+    step = int(m.group(1))
+    saved = sorted(p.name for p in directory.glob("model.ckpt-*"))
+    if m.group(2) != str(directory / f"model.ckpt-{step}") or saved != [f"model.ckpt-{step}"]:
+        fail(f"the stop line names {m.group(2)}; the directory holds {saved}")
+    # A worker that ran another step would have left the chief alone in its
+    # allreduce: the clean exit of both says they agreed; the weights say
+    # they agreed on the chief's step.
+    print(f"SIGTERM to worker 1: both workers stopped after step {step}, exit 143, {saved[0]}")
+    end = [f"--stop_at_step={step + 10}", "--num_epochs=100000000"]
+    whole = fresh(work / "sigterm-whole")
+    train(args, "train_b.bin", whole, end, workers=2)
+    restarted = train(args, "train_b.bin", directory, end, workers=2)
+    if f"resuming {directory}/model.ckpt-{step} at step {step}" not in restarted.stdout:
+        fail(f"the restart did not resume step {step}:\n{restarted.stdout}")
+    count = compare_bitwise(whole / f"model.ckpt-{step + 10}",
+                            directory / f"model.ckpt-{step + 10}")
+    print(f"restarted to step {step + 10}: {count} tensors bitwise equal to an uninterrupted "
+          f"2-worker run's")
+
+
+def kill(args):
+    work = Path(args.work)
+    job, output = long_job(args, fresh(work / "kill"))
+    victim = worker_pid(job, 1)
+    os.kill(victim, signal.SIGKILL)
+    killed = time.monotonic()
+    log = finish(job, output, "worker 1 was killed")
+    elapsed = time.monotonic() - killed
     if job.returncode == 0:
         fail(f"the job exited with 0 after a worker was killed:\n{log[-2000:]}")
     if not re.search(r"rank 1\b", log):
@@ -267,7 +319,8 @@ def kill(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["setup", "equivalence", "resume", "timeline", "kill"])
+    parser.add_argument("command", choices=["setup", "equivalence", "resume", "timeline", "kill",
+                                            "sigterm"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
     parser.add_argument("--mpirun", default="mpirun")
@@ -281,7 +334,7 @@ def main():
         print("FAILED: no reference run: train.distributed.setup has not run or failed")
         sys.exit(1)
     {"setup": setup, "equivalence": equivalence, "resume": resume, "timeline": timeline,
-     "kill": kill}[args.command](args)
+     "kill": kill, "sigterm": sigterm}[args.command](args)
 
 
 if __name__ == "__main__":

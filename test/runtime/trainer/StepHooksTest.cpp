@@ -2,6 +2,7 @@
 
 #include "fastnn/trainer/StepHooks.h"
 #include "fastnn/trainer/Checkpoint.h"
+#include "fastnn/trainer/StopSignal.h"
 #include "fastnn/trainer/TrainingHooks.h"
 
 #include "fastnn/runtime/model.h"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -76,19 +78,21 @@ private:
   std::vector<std::string> &Log;
 };
 
+int NeverStop() { return 0; }
+
 TEST(StepHooksTest, EachCallThenItsStepsThroughEveryHookInOrder) {
   std::vector<std::string> Log;
   StepHooks Hooks;
   Hooks.add(std::make_unique<RecordingHook>("a", Log));
   Hooks.add(std::make_unique<RecordingHook>("b", Log));
   FakeStep Step(2, 100, Log);
-  bool Ended = true;
-  int64_t Last = 0;
+  LoopEnd End;
   // A resumed run: steps 5 to 8 in calls of two.
-  ASSERT_TRUE(runSteps(Step, Hooks, 5, 8, Ended, Last).ok());
-  EXPECT_FALSE(Ended);
-  EXPECT_EQ(Last, 8);
-  ASSERT_TRUE(Hooks.end(Last).ok());
+  ASSERT_TRUE(runSteps(Step, Hooks, 5, 8, NeverStop, End).ok());
+  EXPECT_FALSE(End.InputEnded);
+  EXPECT_EQ(End.StopSignal, 0);
+  EXPECT_EQ(End.LastStep, 8);
+  ASSERT_TRUE(Hooks.end(End.LastStep).ok());
   EXPECT_EQ(
       Log, (std::vector<std::string>{
                "a before 5", "b before 5", "run 5",    "a call 5", "b call 5",
@@ -102,20 +106,19 @@ TEST(StepHooksTest, TheInputEndingStopsTheLoopBeforeItsHooks) {
   StepHooks Hooks;
   Hooks.add(std::make_unique<RecordingHook>("a", Log));
   FakeStep Step(1, 2, Log);
-  bool Ended = false;
-  int64_t Last = 0;
-  ASSERT_TRUE(runSteps(Step, Hooks, 1, 10, Ended, Last).ok());
-  EXPECT_TRUE(Ended);
-  EXPECT_EQ(Last, 2);
+  LoopEnd End;
+  ASSERT_TRUE(runSteps(Step, Hooks, 1, 10, NeverStop, End).ok());
+  EXPECT_TRUE(End.InputEnded);
+  EXPECT_EQ(End.LastStep, 2);
   EXPECT_EQ(Log.back(), "run 3");
   EXPECT_EQ(Log[Log.size() - 2], "a before 3");
 
   // An input that ends at once runs no step.
   Log.clear();
   FakeStep Empty(1, 0, Log);
-  ASSERT_TRUE(runSteps(Empty, Hooks, 1, 10, Ended, Last).ok());
-  EXPECT_TRUE(Ended);
-  EXPECT_EQ(Last, 0);
+  ASSERT_TRUE(runSteps(Empty, Hooks, 1, 10, NeverStop, End).ok());
+  EXPECT_TRUE(End.InputEnded);
+  EXPECT_EQ(End.LastStep, 0);
 }
 
 TEST(StepHooksTest, TheFirstErrorStopsTheLoopAndTheLaterHooks) {
@@ -124,13 +127,83 @@ TEST(StepHooksTest, TheFirstErrorStopsTheLoopAndTheLaterHooks) {
   Hooks.add(std::make_unique<RecordingHook>("a", Log, 2));
   Hooks.add(std::make_unique<RecordingHook>("b", Log));
   FakeStep Step(1, 100, Log);
-  bool Ended = false;
-  int64_t Last = 0;
-  Status S = runSteps(Step, Hooks, 1, 5, Ended, Last);
+  LoopEnd End;
+  Status S = runSteps(Step, Hooks, 1, 5, NeverStop, End);
   ASSERT_FALSE(S.ok());
   EXPECT_EQ(S.message(), "a failed at 2");
-  EXPECT_EQ(Last, 1);
+  EXPECT_EQ(End.LastStep, 1);
   EXPECT_EQ(Log.back(), "a step 2");
+}
+
+TEST(StepHooksTest, AStopEndsTheLoopAfterTheWholeCallInFlight) {
+  std::vector<std::string> Log;
+  StepHooks Hooks;
+  Hooks.add(std::make_unique<RecordingHook>("a", Log));
+  // A sunk loop of three steps a call; the stop comes during the second.
+  FakeStep Step(3, 100, Log);
+  int Asked = 0;
+  LoopEnd End;
+  ASSERT_TRUE(
+      runSteps(
+          Step, Hooks, 1, 30, [&] { return ++Asked == 2 ? SIGTERM : 0; }, End)
+          .ok());
+  EXPECT_EQ(End.StopSignal, SIGTERM);
+  EXPECT_EQ(End.LastStep, 6);
+  EXPECT_FALSE(End.InputEnded);
+  EXPECT_EQ(Log.back(), "a step 6");
+  // By default a hook does at a stop what it does at the end.
+  ASSERT_TRUE(Hooks.stop(End.LastStep).ok());
+  EXPECT_EQ(Log.back(), "a end 6");
+
+  // The loop does not ask after its last call: there is nothing to stop.
+  Log.clear();
+  Asked = 0;
+  ASSERT_TRUE(runSteps(
+                  Step, Hooks, 1, 6, [&] { return ++Asked, SIGINT; }, End)
+                  .ok());
+  EXPECT_EQ(Asked, 1);
+  EXPECT_EQ(End.StopSignal, SIGINT);
+  EXPECT_EQ(End.LastStep, 3);
+  ASSERT_TRUE(runSteps(
+                  Step, Hooks, 4, 6, [&] { return ++Asked, SIGINT; }, End)
+                  .ok());
+  EXPECT_EQ(Asked, 1);
+  EXPECT_EQ(End.StopSignal, 0);
+  EXPECT_EQ(End.LastStep, 6);
+}
+
+TEST(StopSignalsTest, TheFirstSignalIsRecordedTheSecondEndsTheProcess) {
+  // Whatever the test runner's shell left them as.
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
+  {
+    StopSignals Signals;
+    EXPECT_EQ(StopSignals::received(), 0);
+    std::raise(SIGINT);
+    EXPECT_EQ(StopSignals::received(), SIGINT);
+    EXPECT_STREQ(stopSignalName(StopSignals::received()), "SIGINT");
+    EXPECT_EXIT(std::raise(SIGTERM), testing::ExitedWithCode(128 + SIGTERM),
+                "");
+  }
+  // A new StopSignals starts with no request; gone, it leaves the
+  // handlers as they were.
+  {
+    StopSignals Signals;
+    EXPECT_EQ(StopSignals::received(), 0);
+  }
+  struct sigaction Current {};
+  sigaction(SIGTERM, nullptr, &Current);
+  EXPECT_EQ(Current.sa_handler, SIG_DFL);
+}
+
+TEST(StopSignalsTest, ASignalIgnoredAtTheStartStaysIgnored) {
+  std::signal(SIGINT, SIG_IGN);
+  {
+    StopSignals Signals;
+    std::raise(SIGINT);
+    EXPECT_EQ(StopSignals::received(), 0);
+  }
+  std::signal(SIGINT, SIG_DFL);
 }
 
 TEST(StepHooksTest, ANonFiniteLossStopsTheRun) {

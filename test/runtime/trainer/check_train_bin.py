@@ -13,6 +13,16 @@ against it:
                     ends with a final checkpoint bytewise equal to ref's
   interrupted-write a run killed halfway through writing a checkpoint
                     leaves the previous one in place and resumes from it
+  sigterm, sigint   a run stopped by the signal mid-training exits with
+                    128+signal after a checkpoint at the step it stopped at
+                    and a line saying so; the restart ends as ref
+  second-signal     SIGINT, then SIGTERM while it stops: exit 143 at once,
+                    the previous checkpoint intact; the restart ends as ref
+  soak-kill, soak-term
+                    trains with a checkpoint every 3 steps, SIGKILLs (some
+                    kills inside a checkpoint write) or SIGTERMs it at random
+                    moments --kills times, restarting it each time with the
+                    same command, and ends as ref
   finetune          the 5-class model restores all of ref but the classifier
   eval              train.bin --eval against ONNX Runtime on ref's weights
   export            train.bin --export-onnx: onnx.checker, the checkpoint's
@@ -25,12 +35,15 @@ import gzip
 import json
 import math
 import os
+import random
 import re
 import shutil
 import signal
 import struct
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 BATCH = 32
@@ -112,13 +125,104 @@ def train(args, train_dir, extra=(), env=None, check=True):
                check=check, env=env)
 
 
+def train_command(args, train_dir, extra=()):
+    work = Path(args.work)
+    return [str(c) for c in (work / "train10.bin", "--hparams", work / "hp.txt",
+                             f"--dataset_dir={work / 'data'}", f"--train_dir={train_dir}",
+                             *extra)]
+
+
+class Running:
+    """train.bin in the background, its output collected by a thread so
+    that the test can wait for a line with a timeout."""
+
+    def __init__(self, cmd, env=None):
+        # A signal ignored in the test's parent (a background job of a
+        # script ignores SIGINT) would stay ignored in train.bin.
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+            preexec_fn=lambda: [signal.signal(s, signal.SIG_DFL)
+                                for s in (signal.SIGINT, signal.SIGTERM)])
+        self.lines, self.changed = [], threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            with self.changed:
+                self.lines.append(line)
+                self.changed.notify_all()
+        with self.changed:
+            self.lines.append(None)
+            self.changed.notify_all()
+
+    def wait_for(self, pattern, timeout=300):
+        """The first line matching pattern; None when the run ended first."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        with self.changed:
+            while True:
+                for line in self.lines[seen:]:
+                    if line is None:
+                        return None
+                    if re.search(pattern, line):
+                        return line
+                seen = len(self.lines)
+                if not self.changed.wait(max(0.0, deadline - time.monotonic())) and \
+                        time.monotonic() >= deadline:
+                    self.proc.kill()
+                    fail(f"no line '{pattern}' within {timeout} s:\n{self.output()[-2000:]}")
+
+    def finish(self, timeout=300):
+        try:
+            self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            fail(f"train.bin still ran {timeout} s later:\n{self.output()[-2000:]}")
+        self.reader.join()
+        return self.output()
+
+    def output(self):
+        with self.changed:
+            return "".join(line for line in self.lines if line)
+
+
+def fresh(directory):
+    shutil.rmtree(directory, ignore_errors=True)
+    return directory
+
+
+def indexed_checkpoint(directory):
+    """The step of the checkpoint the index names, None without one."""
+    index = Path(directory) / "checkpoint"
+    m = index.exists() and re.search(r'^model_checkpoint_path: "model\.ckpt-(\d+)"',
+                                     index.read_text(), re.M)
+    return int(m.group(1)) if m else None
+
+
+def check_stop(directory, log, name):
+    """The stop line of a run stopped by signal `name`: its step, whose
+    checkpoint is written and indexed."""
+    m = re.search(rf"^train\.bin: stopped by {name} after step (\d+); checkpoint (\S+) "
+                  r"written; resume with the same command$", log, re.M)
+    if not m:
+        fail(f"no stop line for {name}:\n{log[-2000:]}")
+    step = int(m.group(1))
+    path = Path(directory) / f"model.ckpt-{step}"
+    if m.group(2) != str(path) or read_checkpoint(path)[:2] != (step, step):
+        fail(f"the stop line names {m.group(2)}; {path} is not a checkpoint of step {step}")
+    if indexed_checkpoint(directory) != step:
+        fail(f"the index names step {indexed_checkpoint(directory)}, not {step}")
+    return step
+
+
 def step_lines(log):
     return {int(m.group(1)): m.group(0).split(" images/s")[0]
             for m in re.finditer(r"^step (\d+): loss=.*$", log, re.M)}
 
 
-def final_checkpoint(directory):
-    return Path(directory) / f"model.ckpt-{FINAL_STEP}"
+def final_checkpoint(directory, final_step=FINAL_STEP):
+    return Path(directory) / f"model.ckpt-{final_step}"
 
 
 def write_idx_slice(source, prefix, count, out):
@@ -157,22 +261,27 @@ def setup(args):
           f"{final_checkpoint(work / 'ref')}")
 
 
-def compare_with_reference(work, directory, log):
-    ref = read_checkpoint(final_checkpoint(work / "ref"))
-    got = read_checkpoint(final_checkpoint(directory))
+def compare_with_reference(work, directory, log, reference=None, final_step=FINAL_STEP):
+    """directory's final checkpoint against the uninterrupted run in
+    reference (ref unless given), and the step lines of log against its."""
+    reference = reference or work / "ref"
+    ref = read_checkpoint(final_checkpoint(reference, final_step))
+    got = read_checkpoint(final_checkpoint(directory, final_step))
     if got[:3] != ref[:3]:
         fail(f"step/position/seed {got[:3]} != the reference's {ref[:3]}")
     differing = [n for n in ref[3] if ref[3][n] != got[3].get(n)]
     if differing or set(got[3]) != set(ref[3]):
         fail(f"after resuming, tensors differ from the uninterrupted run: {differing}")
-    if final_checkpoint(directory).read_bytes() != final_checkpoint(work / "ref").read_bytes():
+    if final_checkpoint(directory, final_step).read_bytes() != \
+            final_checkpoint(reference, final_step).read_bytes():
         fail("the final checkpoint files differ")
     # The steps after the restart log what the uninterrupted run logged.
-    ref_lines, lines = step_lines((work / "ref.log").read_text()), step_lines(log)
+    ref_lines = step_lines(reference.with_suffix(".log").read_text())
+    lines = step_lines(log)
     for step, line in lines.items():
         if ref_lines.get(step) != line:
             fail(f"step {step}: '{line}' vs the reference's '{ref_lines.get(step)}'")
-    print(f"{len(ref[3])} tensors of {final_checkpoint(directory)} bitwise equal to the "
+    print(f"{len(ref[3])} tensors of {final_checkpoint(directory, final_step)} bitwise equal to the "
           f"uninterrupted run's; {len(lines)} step lines after the restart equal too")
 
 
@@ -237,6 +346,121 @@ def interrupted_write(args):
         if expected not in restarted.stdout:
             fail(f"the restart did not say '{expected}':\n{restarted.stdout[:2000]}")
     compare_with_reference(work, directory, restarted.stdout)
+
+
+def resume_to_the_end(args, directory, step):
+    """Restarts the run in directory, which resumes step, and checks it ends
+    as ref."""
+    restarted = train(args, directory)
+    if f"resuming {directory}/model.ckpt-{step} at step {step}" not in restarted.stdout:
+        fail(f"the restart did not resume step {step}:\n{restarted.stdout[:2000]}")
+    compare_with_reference(Path(args.work), directory, restarted.stdout)
+
+
+def stop_by_signal(args, signum):
+    work, name = Path(args.work), signal.Signals(signum).name
+    directory = fresh(work / name.lower())
+    running = Running(train_command(args, directory))
+    if running.wait_for(r"^step 10: loss=") is None:
+        fail(f"the run ended before step 10:\n{running.output()[-2000:]}")
+    running.proc.send_signal(signum)
+    log = running.finish()
+    if running.proc.returncode != 128 + signum:
+        fail(f"exit {running.proc.returncode} after {name}, not {128 + signum}:\n{log[-2000:]}")
+    step = check_stop(directory, log, name)
+    if step >= FINAL_STEP:
+        fail(f"{name} after step 10 stopped the run only at step {step}")
+    print(f"{name} after step 10: stopped after step {step} with exit {128 + signum}, "
+          f"model.ckpt-{step} written")
+    resume_to_the_end(args, directory, step)
+
+
+def second_signal(args):
+    work = Path(args.work)
+    directory = work / "second-signal"
+    # The second signal must come while the first stop is in progress: after
+    # train.bin says it is stopping, before the step in flight and the stop's
+    # checkpoint are done. A machine slow to deliver it loses the race; try
+    # again then.
+    for attempt in range(1, 4):
+        fresh(directory)
+        running = Running(train_command(args, directory))
+        if running.wait_for(r"^step 25: loss=") is None:
+            fail(f"the run ended before step 25:\n{running.output()[-2000:]}")
+        running.proc.send_signal(signal.SIGINT)
+        if running.wait_for(r"^train\.bin: SIGINT: stopping") is None:
+            fail(f"train.bin did not say it stops:\n{running.output()[-2000:]}")
+        running.proc.send_signal(signal.SIGTERM)
+        log = running.finish()
+        if running.proc.returncode != 130 or "stopped by SIGINT" not in log:
+            break
+        print(f"attempt {attempt}: the stop was complete before the second signal came")
+    if running.proc.returncode != 128 + signal.SIGTERM or "stopped by" in log:
+        fail(f"exit {running.proc.returncode} after a second signal, not 143 at once:\n"
+             f"{log[-2000:]}")
+    step = indexed_checkpoint(directory)
+    if step is None or step < 20 or read_checkpoint(directory / f"model.ckpt-{step}")[0] != step:
+        fail(f"no intact checkpoint of step 20 or later: {sorted(os.listdir(directory))}")
+    print(f"SIGINT after step 25, SIGTERM while stopping: exit 143 at once; "
+          f"model.ckpt-{step} intact")
+    resume_to_the_end(args, directory, step)
+
+
+def soak(args, signum):
+    """args.kills interruptions at random moments (seeded), a restart after
+    each with the same command, then a run to the end; args.epochs other
+    than ref's 3 train a reference of their own first."""
+    work, name = Path(args.work), signal.Signals(signum).name
+    # Its own directories per length: the Long soak may run beside the short.
+    directory = fresh(work / f"soak-{name.lower()}-{args.kills}")
+    flags, reference = ["--save_checkpoints_steps=3"], work / "ref"
+    final_step = TRAIN_IMAGES * args.epochs // BATCH
+    if args.epochs != 3:
+        # Longer, to fit the interruptions; evaluations would only slow it.
+        flags += [f"--num_epochs={args.epochs}", "--eval_every_n_iters=0",
+                  "--profile_every_n_iters=0"]
+        reference = fresh(work / f"soak-{name.lower()}-{args.kills}-ref")
+        reference.with_suffix(".log").write_text(train(args, reference, flags).stdout)
+    cmd = train_command(args, directory, flags)
+    rng = random.Random(args.seed)
+    counts = {"before the first step": 0, "mid-training": 0, "in a checkpoint write": 0,
+              "stopped cleanly": 0, "after the end": 0}
+    started = time.monotonic()
+    for _ in range(args.kills):
+        resumed = indexed_checkpoint(directory) or 0
+        env = None
+        # A third of the SIGKILLs land inside a checkpoint write, which a
+        # random moment would hit rarely: the write hook kills halfway
+        # through a save a few steps on.
+        in_write = signum == signal.SIGKILL and rng.random() < 1 / 3
+        if in_write:
+            kill_step = min(final_step, (resumed // 3 + rng.randint(1, 4)) * 3)
+            env = dict(os.environ, FASTNN_TEST_KILL_IN_CHECKPOINT=str(kill_step))
+        delay = rng.uniform(0.1, 2.5)
+        running = Running(cmd, env)
+        if not in_write:
+            try:
+                running.proc.wait(timeout=delay)
+            except subprocess.TimeoutExpired:
+                running.proc.send_signal(signum)
+        log = running.finish()
+        code = running.proc.returncode
+        if code == 0 and final_checkpoint(directory, final_step).exists():
+            counts["after the end"] += 1
+        elif code == 128 + signum:
+            check_stop(directory, log, name)
+            counts["stopped cleanly"] += 1
+        elif code == -signum:
+            counts["in a checkpoint write" if in_write else
+                   "mid-training" if re.search(r"^step \d+:", log, re.M) else
+                   "before the first step"] += 1
+        else:
+            fail(f"exit {code} after {name}:\n{log[-2000:]}")
+    final = train(args, directory, flags)
+    print(f"{args.kills} x {name} (seed {args.seed}): " +
+          ", ".join(f"{n} {what}" for what, n in counts.items()) +
+          f"; {time.monotonic() - started:.1f} s")
+    compare_with_reference(work, directory, final.stdout, reference, final_step)
 
 
 def finetune(args):
@@ -501,19 +725,27 @@ def timeline(args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["setup", "resume", "interrupted-write", "finetune",
-                                            "eval", "export", "tensorboard", "timeline"])
+    parser.add_argument("command", choices=["setup", "resume", "interrupted-write", "sigterm",
+                                            "sigint", "second-signal", "soak-kill", "soak-term",
+                                            "finetune", "eval", "export", "tensorboard",
+                                            "timeline"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
     parser.add_argument("--fastnn-data")
     parser.add_argument("--export")
     parser.add_argument("--torch-python")
+    parser.add_argument("--kills", type=int, default=5, help="interruptions of a soak")
+    parser.add_argument("--seed", type=int, default=1, help="a soak's random moments")
+    parser.add_argument("--epochs", type=int, default=3, help="the length of a soak's run")
     args = parser.parse_args()
     if args.command != "setup" and not final_checkpoint(Path(args.work) / "ref").exists():
         print("FAILED: no reference run: trainer.e2e.setup has not run or failed")
         sys.exit(1)
     {"setup": setup, "resume": resume, "interrupted-write": interrupted_write,
-     "finetune": finetune, "eval": evaluate, "export": export, "tensorboard": tensorboard,
+     "sigterm": lambda a: stop_by_signal(a, signal.SIGTERM),
+     "sigint": lambda a: stop_by_signal(a, signal.SIGINT), "second-signal": second_signal,
+     "soak-kill": lambda a: soak(a, signal.SIGKILL),
+     "soak-term": lambda a: soak(a, signal.SIGTERM), "finetune": finetune, "eval": evaluate, "export": export, "tensorboard": tensorboard,
      "timeline": timeline}[args.command](args)
 
 

@@ -15,6 +15,7 @@
 #include "fastnn/data/Status.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -59,6 +60,10 @@ public:
   /// After the loop; LastStep is the last step run (the start step when none
   /// ran).
   virtual Status end(int64_t /*LastStep*/) { return Status::success(); }
+  /// After the loop stopped early on a signal (runSteps' Stop): what end()
+  /// does, unless the hook would delay the stop with work that does not
+  /// need to outlive it (an evaluation).
+  virtual Status stop(int64_t LastStep) { return end(LastStep); }
 };
 
 /// Hooks called in the order they were added.
@@ -69,6 +74,7 @@ public:
   Status afterCall(const CallSpan &Call);
   Status afterStep(const StepResult &Result);
   Status end(int64_t LastStep);
+  Status stop(int64_t LastStep);
 
 private:
   std::vector<std::unique_ptr<StepHook>> Hooks;
@@ -84,11 +90,27 @@ public:
                      std::vector<StepResult> &Results) = 0;
 };
 
-/// The loop: steps First to Last through Call, each call with its hooks.
-/// InputEnded tells whether the input ended first; LastStep is the last step
-/// run (First - 1 when none ran). end() is the caller's to call.
+/// Asked after each call that leaves steps to run: the signal that asks the
+/// loop to stop there, 0 to go on. In a job of several workers every worker
+/// must get the same answer (they run the same steps).
+using StopQuery = std::function<int()>;
+
+/// How the loop ended.
+struct LoopEnd {
+  /// The last step run (First - 1 when none ran).
+  int64_t LastStep = 0;
+  /// The input ended before Last.
+  bool InputEnded = false;
+  /// The signal Stop answered, which ended the loop after LastStep; 0 for
+  /// none.
+  int StopSignal = 0;
+};
+
+/// The loop: steps First to Last through Call, each call with its hooks,
+/// until Stop asks to stop. end() or, after a stop, stop() is the caller's
+/// to call.
 Status runSteps(StepCall &Call, StepHooks &Hooks, int64_t First, int64_t Last,
-                bool &InputEnded, int64_t &LastStep);
+                const StopQuery &Stop, LoopEnd &End);
 
 } // namespace fastnn::trainer
 
