@@ -257,10 +257,8 @@ Location GraphImporter::fileLoc() {
 }
 
 Location GraphImporter::nodeLoc(const onnx::NodeProto &node, size_t index) {
-  std::string name = node.name().empty()
-                         ? node.op_type() + "#" + std::to_string(index)
-                         : node.name();
-  return NameLoc::get(StringAttr::get(&context, name), fileLoc());
+  return NameLoc::get(StringAttr::get(&context, nodeDisplayName(node, index)),
+                      fileLoc());
 }
 
 FailureOr<Value> GraphImporter::lookup(const std::string &name, Location loc) {

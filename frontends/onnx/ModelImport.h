@@ -21,6 +21,10 @@ namespace fastnn::onnx_import {
 // Model loading (ModelLoader.cpp)
 //===----------------------------------------------------------------------===//
 
+/// The name errors give a node: its own, or `<op_type>#<index in the graph>`
+/// for an unnamed one.
+std::string nodeDisplayName(const onnx::NodeProto &node, size_t index);
+
 /// Reads, checks and normalises a model; returns an error message, empty on
 /// success. The batch size (when non-zero) is applied to the graph inputs
 /// before ONNX shape inference runs. `asRead`, when given, receives the

@@ -8,6 +8,7 @@
 #include "onnx/shape_inference/implementation.h"
 #include "onnx/version_converter/convert.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -72,6 +73,29 @@ std::string undefinedGraphOutput(const onnx::GraphProto &graph) {
   return "";
 }
 
+/// ONNX's checker accepts window attributes of zero or below, and its
+/// convolution and pooling shape inference divides by the strides: a zero
+/// stride ends the process with SIGFPE before any error can be given.
+std::string nonPositiveWindowAttribute(const onnx::GraphProto &graph) {
+  for (int index = 0; index < graph.node_size(); ++index) {
+    const onnx::NodeProto &node = graph.node(index);
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (attribute.name() != "strides" && attribute.name() != "dilations" &&
+          attribute.name() != "kernel_shape")
+        continue;
+      if (llvm::all_of(attribute.ints(), [](int64_t v) { return v > 0; }))
+        continue;
+      std::string values;
+      for (int64_t v : attribute.ints())
+        values += (values.empty() ? "" : ", ") + std::to_string(v);
+      return "node '" + nodeDisplayName(node, index) + "': " + node.op_type() +
+             "'s " + attribute.name() + " must be positive, got [" + values +
+             "]";
+    }
+  }
+  return "";
+}
+
 void applyBatchSize(onnx::ModelProto &model, int64_t batchSize) {
   llvm::StringSet<> initializers;
   for (const auto &init : model.graph().initializer())
@@ -93,6 +117,11 @@ void applyBatchSize(onnx::ModelProto &model, int64_t batchSize) {
 }
 
 } // namespace
+
+std::string nodeDisplayName(const onnx::NodeProto &node, size_t index) {
+  return node.name().empty() ? node.op_type() + "#" + std::to_string(index)
+                             : node.name();
+}
 
 std::string loadModel(llvm::StringRef path, int64_t batchSize,
                       onnx::ModelProto &model, onnx::ModelProto *asRead) {
@@ -149,6 +178,9 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
     return "fails the ONNX checker: " + message;
   }
   if (std::string error = undefinedGraphOutput(model.graph()); !error.empty())
+    return error;
+  if (std::string error = nonPositiveWindowAttribute(model.graph());
+      !error.empty())
     return error;
   if (asRead)
     *asRead = model;
