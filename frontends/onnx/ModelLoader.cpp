@@ -14,6 +14,9 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <map>
+#include <memory>
+
 namespace fastnn::onnx_import {
 
 namespace {
@@ -95,6 +98,66 @@ std::string nonPositiveWindowAttribute(const onnx::GraphProto &graph) {
   }
   return "";
 }
+
+/// libonnx 1.12's shape inference of the convolutions reads the kernel size
+/// from the filter when kernel_shape is absent, then indexes vectors sized
+/// by the input's rank with it: a filter of higher rank than the input reads
+/// past their ends (a null dereference, found by the ONNXImportFuzzer). This
+/// registry hands out copies of those schemas whose inference first fails,
+/// as an exception, on ranks that disagree.
+class RankCheckedSchemaRegistry final : public onnx::ISchemaRegistry {
+public:
+  const onnx::OpSchema *GetSchema(const std::string &key,
+                                  const int maxInclusiveVersion,
+                                  const std::string &domain) const override {
+    const onnx::OpSchema *schema =
+        onnx::OpSchemaRegistry::Instance()->GetSchema(key, maxInclusiveVersion,
+                                                      domain);
+    int filterIndex = filterInput(key, domain);
+    if (!schema || filterIndex < 0)
+      return schema;
+    std::unique_ptr<onnx::OpSchema> &checked = checkedSchemas[schema];
+    if (!checked) {
+      checked = std::make_unique<onnx::OpSchema>(*schema);
+      checked->TypeAndShapeInferenceFunction(
+          [infer = schema->GetTypeAndShapeInferenceFunction(),
+           filterIndex](onnx::InferenceContext &ctx) {
+            checkFilterRank(ctx, filterIndex);
+            if (infer)
+              infer(ctx);
+          });
+    }
+    return checked.get();
+  }
+
+private:
+  /// The filter's input index of the operators with this flaw, or -1.
+  static int filterInput(const std::string &opType, const std::string &domain) {
+    if (!domain.empty() && domain != "ai.onnx")
+      return -1;
+    if (opType == "Conv" || opType == "ConvInteger" ||
+        opType == "ConvTranspose")
+      return 1;
+    if (opType == "QLinearConv")
+      return 3;
+    return -1;
+  }
+
+  static void checkFilterRank(onnx::InferenceContext &ctx, int filterIndex) {
+    if (ctx.getAttribute("kernel_shape") || !onnx::hasInputShape(ctx, 0) ||
+        !onnx::hasInputShape(ctx, filterIndex))
+      return;
+    int inputRank = onnx::getInputShape(ctx, 0).dim_size();
+    int filterRank = onnx::getInputShape(ctx, filterIndex).dim_size();
+    if (inputRank != filterRank)
+      fail_shape_inference("the filter has rank ", filterRank,
+                           " but the input has rank ", inputRank,
+                           "; they must be equal");
+  }
+
+  mutable std::map<const onnx::OpSchema *, std::unique_ptr<onnx::OpSchema>>
+      checkedSchemas;
+};
 
 void applyBatchSize(onnx::ModelProto &model, int64_t batchSize) {
   llvm::StringSet<> initializers;
@@ -195,7 +258,8 @@ std::string loadModel(llvm::StringRef path, int64_t batchSize,
   if (batchSize > 0)
     applyBatchSize(model, batchSize);
   try {
-    onnx::shape_inference::InferShapes(model);
+    RankCheckedSchemaRegistry registry;
+    onnx::shape_inference::InferShapes(model, &registry);
   } catch (const std::exception &e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
