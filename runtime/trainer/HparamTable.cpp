@@ -237,6 +237,10 @@ std::vector<HparamSpec> makeSpecs() {
       enumKey(Cluster, "job_name", "worker", "worker,ps",
               "role of this process in the cluster"),
       intKey(Cluster, "task_index", "0", 0, "index of this process in its job"),
+      intKey(Cluster, "collective_timeout_s", "600", 0,
+             "a collective between workers that has not completed after "
+             "this many seconds ends the job, naming the workers that did "
+             "not arrive (0: wait forever)"),
   };
   return Specs;
 }

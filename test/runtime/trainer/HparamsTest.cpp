@@ -391,6 +391,11 @@ TEST(HparamsTest, CheckpointAndEvaluationKeys) {
             "0)");
   EXPECT_EQ(error("eval_every_n_iters=ten\n"),
             "bad.txt:1: eval_every_n_iters: expects an integer, got 'ten'");
+  EXPECT_EQ(error("collective_timeout_s=-5\n"),
+            "bad.txt:1: collective_timeout_s: -5 is out of range (expects >= "
+            "0)");
+  EXPECT_EQ(error("collective_timeout_s=1.5\n"),
+            "bad.txt:1: collective_timeout_s: expects an integer, got '1.5'");
   EXPECT_EQ(error("iterations_per_loop=4\nstop_at_step=100\n"
                   "save_checkpoints_steps=100\neval_every_n_iters=10\n"),
             "bad.txt:4: eval_every_n_iters=10 is not a multiple of "
