@@ -6,6 +6,7 @@
 #include "fastnn/runtime/abi.h"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -38,6 +39,19 @@ std::string mpiErrorText(int Code) {
 
 /// MPI counts are int: larger buffers go in pieces.
 constexpr int64_t MaxCount = INT_MAX;
+
+/// The tags of the questions about how far a worker is, and their answers.
+constexpr int QuestionTag = 1, AnswerTag = 2;
+
+/// A worker alive in a collective answers within a poll interval; one that
+/// has not answered after this long is stopped, or busy elsewhere.
+constexpr std::chrono::seconds AnswerGrace(1);
+/// How long a worker that missed its deadline waits for the first worker
+/// that arrived, which reports for all (their deadlines end close together
+/// when they wait in the same collective), before it reports itself.
+constexpr std::chrono::seconds ReportGrace(3);
+
+using Clock = std::chrono::steady_clock;
 
 } // namespace
 
@@ -84,6 +98,16 @@ bool Communicator::init(int *Argc, char ***Argv, std::string &Error) {
     MPI_Comm_rank(Local, &LocalRank);
     MPI_Comm_free(&Local);
   }
+  if (Size > 1) {
+    if (int Code = MPI_Comm_dup(MPI_COMM_WORLD, &Watch); Code != MPI_SUCCESS) {
+      Error = "MPI_Comm_dup: " + mpiErrorText(Code);
+      return false;
+    }
+    Answers.assign(static_cast<size_t>(Size), 0);
+    AnswerRequests.assign(static_cast<size_t>(Size), MPI_REQUEST_NULL);
+    MPI_Irecv(&QuestionBuffer, 1, MPI_INT64_T, MPI_ANY_SOURCE, QuestionTag,
+              Watch, &Question);
+  }
   return true;
 }
 
@@ -95,13 +119,44 @@ bool Communicator::broadcast(void *Buffer, size_t Bytes, int Root,
   for (size_t Done = 0; Done < Bytes;) {
     int Piece = static_cast<int>(
         std::min<size_t>(Bytes - Done, static_cast<size_t>(MaxCount)));
-    int Code = MPI_Bcast(Data + Done, Piece, MPI_BYTE, Root, MPI_COMM_WORLD);
+    MPI_Request Request;
+    starting();
+    int Code = MPI_Ibcast(Data + Done, Piece, MPI_BYTE, Root, MPI_COMM_WORLD,
+                          &Request);
+    if (Code == MPI_SUCCESS)
+      Code = complete(Request, "broadcast");
     if (Code != MPI_SUCCESS) {
       Error = "broadcast of " + std::to_string(Bytes) + " bytes from rank " +
               std::to_string(Root) + ": " + mpiErrorText(Code);
       return false;
     }
     Done += static_cast<size_t>(Piece);
+  }
+  return true;
+}
+
+bool Communicator::allreduceSum(void *Buffer, int64_t Count, bool Double,
+                                std::string &Error) {
+  if (Size == 1)
+    return true;
+  const size_t ElementBytes = Double ? sizeof(double) : sizeof(int64_t);
+  MPI_Datatype Type = Double ? MPI_DOUBLE : MPI_INT64_T;
+  char *Data = static_cast<char *>(Buffer);
+  for (int64_t Done = 0; Done < Count;) {
+    int Piece = static_cast<int>(std::min(Count - Done, MaxCount));
+    MPI_Request Request;
+    starting();
+    int Code = MPI_Iallreduce(MPI_IN_PLACE,
+                              Data + static_cast<size_t>(Done) * ElementBytes,
+                              Piece, Type, MPI_SUM, MPI_COMM_WORLD, &Request);
+    if (Code == MPI_SUCCESS)
+      Code = complete(Request, "allreduce");
+    if (Code != MPI_SUCCESS) {
+      Error = "allreduce of " + std::to_string(Count) +
+              " elements: " + mpiErrorText(Code);
+      return false;
+    }
+    Done += Piece;
   }
   return true;
 }
@@ -124,6 +179,23 @@ void Communicator::finalize() {
     Thread.join();
   }
   if (Mpi) {
+    if (Size > 1) {
+      // MPI_Finalize waits for every process without a deadline: the
+      // barrier gives a worker that never gets here one.
+      MPI_Request Request;
+      starting();
+      int Code = MPI_Ibarrier(MPI_COMM_WORLD, &Request);
+      if (Code == MPI_SUCCESS)
+        Code = complete(Request, "barrier");
+      if (Code != MPI_SUCCESS)
+        failed("the barrier before leaving the job", Code);
+      MPI_Cancel(&Question);
+      MPI_Wait(&Question, MPI_STATUS_IGNORE);
+      for (MPI_Request &Answer : AnswerRequests)
+        if (Answer != MPI_REQUEST_NULL)
+          MPI_Request_free(&Answer);
+      MPI_Comm_free(&Watch);
+    }
     MPI_Finalize();
     Mpi = false;
   }
@@ -179,7 +251,7 @@ void Communicator::run() {
   }
 }
 
-int Communicator::complete(MPI_Request &Request) {
+int Communicator::complete(MPI_Request &Request, const char *What) {
   // MPI's blocking calls poll without pause until the peers' data arrives,
   // and beside compute kernels that keep the worker's cores busy that
   // polling took about half a core. Polling with short sleeps costs the
@@ -187,6 +259,9 @@ int Communicator::complete(MPI_Request &Request) {
   // round of messages.
   constexpr int EagerPolls = 16;
   const timespec Interval = {0, 50'000};
+  const int64_t Collective = CollectivesStarted.load(std::memory_order_relaxed);
+  const double Deadline = DeadlineSeconds.load(std::memory_order_relaxed);
+  const Clock::time_point Start = Clock::now();
   for (int Polls = 0;; ++Polls) {
     int Done = 0;
     if (int Code = MPI_Test(&Request, &Done, MPI_STATUS_IGNORE);
@@ -194,9 +269,98 @@ int Communicator::complete(MPI_Request &Request) {
       return Code;
     if (Done)
       return MPI_SUCCESS;
-    if (Polls >= EagerPolls)
-      nanosleep(&Interval, nullptr);
+    // A collective that completes while polling eagerly (most of them)
+    // pays for neither questions nor the clock.
+    if (Polls < EagerPolls)
+      continue;
+    answerQuestions();
+    if (Deadline > 0 &&
+        std::chrono::duration<double>(Clock::now() - Start).count() > Deadline)
+      missedDeadline(What, Collective);
+    nanosleep(&Interval, nullptr);
   }
+}
+
+void Communicator::answerQuestions() {
+  if (Watch == MPI_COMM_NULL)
+    return;
+  for (;;) {
+    int Asked = 0;
+    MPI_Status Status;
+    if (MPI_Test(&Question, &Asked, &Status) != MPI_SUCCESS || !Asked)
+      return;
+    const int From = Status.MPI_SOURCE;
+    if (AnswerRequests[From] == MPI_REQUEST_NULL) {
+      Answers[From] = CollectivesStarted.load(std::memory_order_relaxed);
+      MPI_Isend(&Answers[From], 1, MPI_INT64_T, From, AnswerTag, Watch,
+                &AnswerRequests[From]);
+    }
+    if (MPI_Irecv(&QuestionBuffer, 1, MPI_INT64_T, MPI_ANY_SOURCE, QuestionTag,
+                  Watch, &Question) != MPI_SUCCESS)
+      return;
+  }
+}
+
+void Communicator::missedDeadline(const char *What, int64_t Collective) {
+  // Once per process: the job ends below. Allocating here is fine.
+  std::vector<int64_t> Reached(static_cast<size_t>(Size), -1);
+  std::vector<MPI_Request> Asks(static_cast<size_t>(Size), MPI_REQUEST_NULL),
+      Replies(static_cast<size_t>(Size), MPI_REQUEST_NULL);
+  int64_t Asking = Collective;
+  for (int Peer = 0; Peer < Size; ++Peer) {
+    if (Peer == Rank)
+      continue;
+    MPI_Isend(&Asking, 1, MPI_INT64_T, Peer, QuestionTag, Watch, &Asks[Peer]);
+    MPI_Irecv(&Reached[Peer], 1, MPI_INT64_T, Peer, AnswerTag, Watch,
+              &Replies[Peer]);
+  }
+  const timespec Interval = {0, 1'000'000};
+  for (Clock::time_point Until = Clock::now() + AnswerGrace;
+       Clock::now() < Until;) {
+    bool All = true;
+    for (MPI_Request &Reply : Replies) {
+      int Done = 1;
+      if (Reply != MPI_REQUEST_NULL &&
+          MPI_Test(&Reply, &Done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        Done = 0;
+      All = All && Done;
+    }
+    if (All)
+      break;
+    answerQuestions();
+    nanosleep(&Interval, nullptr);
+  }
+  // A worker that has started as many collectives as this one is waiting in
+  // this collective too (or, the root of a broadcast, past it).
+  std::string Missing;
+  int FirstArrived = Rank;
+  for (int Peer = 0; Peer < Size; ++Peer) {
+    if (Peer == Rank)
+      continue;
+    if (Replies[Peer] == MPI_REQUEST_NULL && Reached[Peer] >= Collective) {
+      FirstArrived = std::min(FirstArrived, Peer);
+      continue;
+    }
+    Missing += (Missing.empty() ? "" : ", ") + std::to_string(Peer);
+  }
+  if (FirstArrived != Rank)
+    for (Clock::time_point Until = Clock::now() + ReportGrace;
+         Clock::now() < Until;) {
+      answerQuestions();
+      nanosleep(&Interval, nullptr);
+    }
+  const int64_t Step = CurrentStep.load(std::memory_order_relaxed);
+  std::fprintf(
+      stderr,
+      "%s: error: rank %d of %d: collective %s %s did not complete in %g s; "
+      "ranks not arriving: %s; ending the job\n",
+      Program.c_str(), Rank, Size, What,
+      Step < 0 ? "before the first step"
+               : ("at step " + std::to_string(Step)).c_str(),
+      DeadlineSeconds.load(std::memory_order_relaxed),
+      Missing.empty() ? "none (all are in it: MPI itself does not progress)"
+                      : Missing.c_str());
+  abort(1);
 }
 
 void Communicator::reduce(AllReduceJob &Job) {
@@ -206,11 +370,12 @@ void Communicator::reduce(AllReduceJob &Job) {
   for (int64_t Done = 0; Done < Job.Count;) {
     int Piece = static_cast<int>(std::min(Job.Count - Done, MaxCount));
     MPI_Request Request;
+    starting();
     int Code = MPI_Iallreduce(MPI_IN_PLACE,
                               Data + static_cast<size_t>(Done) * ElementBytes,
                               Piece, Type, MPI_SUM, MPI_COMM_WORLD, &Request);
     if (Code == MPI_SUCCESS)
-      Code = complete(Request);
+      Code = complete(Request, "allreduce");
     if (Code != MPI_SUCCESS)
       failed("the allreduce of " +
                  std::to_string(static_cast<size_t>(Job.Count) * ElementBytes) +
@@ -279,6 +444,31 @@ extern "C" int64_t fnn_comm_broadcast(void *Buffer, size_t Bytes,
     return -1;
   }
   return 0;
+}
+
+extern "C" int64_t fnn_comm_allreduce_sum(void *Buffer, int64_t Count,
+                                          int64_t Dtype) {
+  clearLastError();
+  std::string Error;
+  if (Dtype != FNN_I64 && Dtype != FNN_F64)
+    Error = "dtype " + std::to_string(Dtype) + " is neither int64 nor float64";
+  else if (Count < 0)
+    Error = "negative count " + std::to_string(Count);
+  else
+    Communicator::get().allreduceSum(Buffer, Count, Dtype == FNN_F64, Error);
+  if (!Error.empty()) {
+    setLastError("fnn_comm_allreduce_sum: " + Error);
+    return -1;
+  }
+  return 0;
+}
+
+extern "C" void fnn_comm_set_deadline(double Seconds) {
+  Communicator::get().setDeadline(Seconds > 0 ? Seconds : 0);
+}
+
+extern "C" void fnn_comm_set_step(int64_t Step) {
+  Communicator::get().setStep(Step);
 }
 
 extern "C" void fnn_comm_abort(int64_t Code) {

@@ -8,6 +8,15 @@
 // non-blocking collectives progress only inside MPI calls, which the
 // compute kernels do not make.
 //
+// Every collective, on that thread or the caller's, polls to its end under
+// a deadline (fnn_comm_set_deadline). A worker whose collective misses it
+// asks the others, point to point on a communicator of its own, how many
+// collectives each has started; they answer from inside their own
+// collectives' polling (a worker stopped or computing does not answer), so
+// the message can name the workers that did not arrive, at no cost to the
+// collectives that complete in time. Answering inside the polling keeps to
+// one thread in MPI at a time: MPI_THREAD_SERIALIZED suffices.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FASTNN_RUNTIME_COLLECTIVES_MPI_COMMUNICATOR_H
@@ -15,6 +24,8 @@
 
 #include <mpi.h>
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -48,7 +59,14 @@ public:
   int size() const { return Size; }
   int localRank() const { return LocalRank; }
   bool broadcast(void *Buffer, size_t Bytes, int Root, std::string &Error);
+  /// See fnn_comm_allreduce_sum: int64 (Double false) or double elements.
+  bool allreduceSum(void *Buffer, int64_t Count, bool Double,
+                    std::string &Error);
+  /// See fnn_comm_set_deadline and fnn_comm_set_step.
+  void setDeadline(double Seconds) { DeadlineSeconds = Seconds; }
+  void setStep(int64_t Step) { CurrentStep = Step; }
   [[noreturn]] void abort(int Code);
+  /// Waits for every worker (under the deadline) and leaves the job.
   void finalize();
 
   /// Makes room for one more job in flight (called at kernel creation, so
@@ -63,14 +81,41 @@ private:
   Communicator() = default;
   void run();
   void reduce(AllReduceJob &Job);
-  /// Drives a non-blocking collective to its end; returns MPI's code.
-  int complete(MPI_Request &Request);
+  /// Counts a collective about to start, for the others' questions.
+  void starting() {
+    CollectivesStarted.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// Drives the non-blocking collective just started (What: its kind, for
+  /// messages) to its end, or ends the job at the deadline; returns MPI's
+  /// code.
+  int complete(MPI_Request &Request, const char *What);
+  /// Answers the questions of workers whose collective missed its deadline.
+  void answerQuestions();
+  /// Asks the others how far they are, names those that have not reached
+  /// collective number Collective in one line and ends the job.
+  [[noreturn]] void missedDeadline(const char *What, int64_t Collective);
   /// Prints one line naming this rank and ends the job.
   [[noreturn]] void failed(const std::string &What, int MpiError);
 
   bool Joined = false, Mpi = false;
   int Rank = 0, Size = 1, LocalRank = 0;
   std::string Program = "fastnn";
+
+  /// The deadline in seconds (0: none) and the step the trainer is at (-1:
+  /// before the first), read by both threads.
+  std::atomic<double> DeadlineSeconds{0};
+  std::atomic<int64_t> CurrentStep{-1};
+  /// Collectives this worker has started, as the others count them: every
+  /// worker starts the same ones in the same order.
+  std::atomic<int64_t> CollectivesStarted{0};
+  /// Questions and answers about how far a worker is go on a duplicate of
+  /// MPI_COMM_WORLD, apart from everything else.
+  MPI_Comm Watch = MPI_COMM_NULL;
+  MPI_Request Question = MPI_REQUEST_NULL;
+  int64_t QuestionBuffer = 0;
+  /// One answer to each worker (each asks once: then the job ends).
+  std::vector<int64_t> Answers;
+  std::vector<MPI_Request> AnswerRequests;
 
   std::mutex Mutex;
   std::condition_variable Started, Finished;

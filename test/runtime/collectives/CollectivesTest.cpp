@@ -86,6 +86,28 @@ TEST_F(CollectivesTest, BroadcastsTheRootsBytes) {
     EXPECT_EQ(Values[I], I);
 }
 
+TEST_F(CollectivesTest, SumsHostIntegersAndDoubles) {
+  // Beyond float's 24 bits: int64 sums are exact.
+  std::vector<int64_t> Counts = {(int64_t(1) << 40) + Rank, -Rank, 7};
+  ASSERT_EQ(fnn_comm_allreduce_sum(Counts.data(), 3, FNN_I64), 0)
+      << fnn_last_error();
+  EXPECT_EQ(Counts[0], Size * (int64_t(1) << 40) + Size * (Size - 1) / 2);
+  EXPECT_EQ(Counts[1], -Size * (Size - 1) / 2);
+  EXPECT_EQ(Counts[2], 7 * Size);
+  std::vector<double> Sums = {0.5 * static_cast<double>(Rank + 1)};
+  ASSERT_EQ(fnn_comm_allreduce_sum(Sums.data(), 1, FNN_F64), 0)
+      << fnn_last_error();
+  EXPECT_DOUBLE_EQ(Sums[0], 0.25 * static_cast<double>(Size * (Size + 1)));
+}
+
+TEST_F(CollectivesTest, SumRefusesOtherTypes) {
+  float Value = 1;
+  EXPECT_EQ(fnn_comm_allreduce_sum(&Value, 1, FNN_F32), -1);
+  EXPECT_NE(std::string(fnn_last_error()).find("neither int64 nor float64"),
+            std::string::npos)
+      << fnn_last_error();
+}
+
 TEST_F(CollectivesTest, RankAndSizeDescribeTheJob) {
   // Set by the ctest that launches the suite, so that a launch this
   // runtime failed to recognise (K jobs of one) does not pass unnoticed.

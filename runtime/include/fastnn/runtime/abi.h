@@ -399,6 +399,19 @@ int64_t fnn_comm_local_rank(void);
  * blocking, collective (every process calls it in the same order). Returns
  * 0, or -1 with fnn_last_error() set. */
 int64_t fnn_comm_broadcast(void *buffer, size_t bytes, int64_t root);
+/* Replaces `count` elements of host memory at `buffer` (dtype FNN_I64 or
+ * FNN_F64) by their sum over all processes; blocking, collective. Returns 0,
+ * or -1 with fnn_last_error() set. */
+int64_t fnn_comm_allreduce_sum(void *buffer, int64_t count, int64_t dtype);
+/* Every collective from now on (broadcasts, allreduces, the barrier of
+ * fnn_comm_finalize) that has not completed `seconds` after this process
+ * started it ends the job: one line on stderr names the collective, the
+ * step (fnn_comm_set_step) and the processes that had not started it, and
+ * every process exits non-zero. 0 (the initial value): no deadline. */
+void fnn_comm_set_deadline(double seconds);
+/* The training step the job is at, for that line; -1 (initial): before the
+ * first. */
+void fnn_comm_set_step(int64_t step);
 /* Ends every process of the job with exit code `code` (a worker that fails
  * must not leave the others waiting in a collective); never returns. */
 void fnn_comm_abort(int64_t code);
