@@ -13,6 +13,7 @@
 #include <deque>
 #include <mutex>
 #include <new>
+#include <set>
 #include <thread>
 
 namespace fastnn::data {
@@ -28,10 +29,38 @@ struct Record {
   uint64_t Offset = 0;
 };
 
+/// A cached record keeps its offset for the messages of later epochs.
+struct CachedRecord {
+  std::string Data;
+  uint64_t Offset = 0;
+};
+
+/// A damaged record met on the way, waiting to be accounted when the
+/// consumer reaches Pos (see Pipeline.h).
+struct Damage {
+  /// For a record the reader dropped, the position of the record after it.
+  uint64_t Pos = 0;
+  /// The record at Pos itself could not be decoded; else it is one the
+  /// reader dropped before Pos, and those come first, in Order.
+  bool Sample = false;
+  uint64_t Order = 0;
+  int File = -1;
+  uint64_t Offset = 0;
+  std::string Message;
+
+  bool operator<(const Damage &O) const {
+    if (Pos != O.Pos)
+      return Pos < O.Pos;
+    if (Sample != O.Sample)
+      return !Sample;
+    return Order < O.Order;
+  }
+};
+
 struct Slot {
   BatchBuffer Buf;
   int Done = 0;  // Positions finished (written or given up).
-  int Holes = 0; // Positions given up (skip mode, stream ended).
+  int Holes = 0; // Positions given up: undecodable records.
   std::vector<uint8_t> Valid;
 };
 
@@ -55,6 +84,8 @@ struct Pipeline::Impl {
   uint64_t NextPos = 0;
   /// Records the reader still drops before the first position (StartBatch).
   uint64_t RecordsToSkip = 0;
+  /// The reader's position: records it handed on, the dropped ones too.
+  uint64_t ReaderPos = 0;
   bool EndKnown = false;
   uint64_t EndPos = 0;
   uint64_t ConsumeSeq = 0;
@@ -69,6 +100,16 @@ struct Pipeline::Impl {
   uint64_t BadSamples = 0, CorruptRecords = 0;
   size_t PeakRecordBytes = 0;
   std::string LastSkip;
+  /// Damage met but not yet accounted, in no particular order.
+  std::vector<Damage> PendingDamage;
+  /// Undecodable records accounted, so that later epochs do not count them
+  /// again (the reader keeps its own set of what it dropped).
+  std::set<std::pair<int, uint64_t>> BadSampleSeen;
+  std::vector<SkippedRecord> SkipLog;
+
+  // Reader thread only: the distinct records it dropped as damaged.
+  std::set<std::pair<int, uint64_t>> ReaderSeen;
+  uint64_t ReaderOrder = 0;
 
   // Reader-side counters, published for stats().
   std::atomic<uint64_t> RecordsRead{0}, BytesRead{0}, Epoch{0};
@@ -91,10 +132,43 @@ struct Pipeline::Impl {
     SlotFree.notify_all();
     BatchReady.notify_all();
   }
-  void noteSkip(const std::string &Msg, bool Corrupt) {
+  void noteDamage(Damage &&D) {
     std::lock_guard<std::mutex> L(M);
-    (Corrupt ? CorruptRecords : BadSamples)++;
-    LastSkip = Msg;
+    PendingDamage.push_back(std::move(D));
+  }
+
+  /// Accounts, in stream order, the damage that lies before position End;
+  /// an error at the first damaged record past the limit.
+  Status accountDamage(uint64_t End) {
+    auto Due = std::partition(PendingDamage.begin(), PendingDamage.end(),
+                              [&](const Damage &D) { return D.Pos < End; });
+    std::sort(PendingDamage.begin(), Due);
+    Status Result;
+    for (auto It = PendingDamage.begin(); It != Due && Result.ok(); ++It) {
+      if (It->Sample && !BadSampleSeen.insert({It->File, It->Offset}).second)
+        continue;
+      const uint64_t Number = CorruptRecords + BadSamples + 1;
+      if (Number > Opt.SkipCorruptRecords) {
+        std::string Msg = It->Message;
+        if (Opt.SkipCorruptRecords > 0)
+          Msg += "; that is damaged record " + std::to_string(Number) +
+                 " and at most " + std::to_string(Opt.SkipCorruptRecords) +
+                 " are skipped";
+        Result = Status::error(Msg + Opt.SkipCorruptAdvice);
+        break;
+      }
+      (It->Sample ? BadSamples : CorruptRecords)++;
+      LastSkip = It->Message;
+      SkippedRecord R{Number, It->Message};
+      if (SkipLog.size() < Pipeline::MaxPendingSkips)
+        SkipLog.push_back(std::move(R));
+      else
+        SkipLog.back() = std::move(R);
+    }
+    PendingDamage.erase(PendingDamage.begin(), Due);
+    if (!Result.ok() && Error.ok())
+      Error = Result;
+    return Result;
   }
 
   //===--------------------------------------------------------------------===//
@@ -103,6 +177,7 @@ struct Pipeline::Impl {
 
   /// Hands a record to the workers; false when the pipeline is stopping.
   bool push(Record &&R) {
+    ++ReaderPos;
     if (RecordsToSkip > 0) {
       --RecordsToSkip;
       return true;
@@ -157,7 +232,7 @@ struct Pipeline::Impl {
     return true;
   }
 
-  std::vector<std::vector<std::string>> Cache;
+  std::vector<std::vector<CachedRecord>> Cache;
   std::vector<uint8_t> Cached;
 
   struct Cursor {
@@ -166,8 +241,8 @@ struct Pipeline::Impl {
     size_t CacheIndex = 0;
   };
 
-  /// Opens shard file \p F; false (with the error recorded or counted) when
-  /// it cannot be read.
+  /// Opens shard file \p F; false (with the error recorded) when it cannot
+  /// be opened, which is no damaged record.
   bool openCursor(int F, Cursor &C) {
     C.File = F;
     C.CacheIndex = 0;
@@ -182,25 +257,24 @@ struct Pipeline::Impl {
     Status S;
     C.Reader = RecordReader::open(Shard[F], RO, S);
     if (!C.Reader) {
-      if (!Opt.SkipCorrupt) {
-        fail(S);
-        return false;
-      }
-      noteSkip(S.message(), true);
+      fail(S);
       return false;
     }
     return true;
   }
 
-  /// Next record of a cursor; 1 = record, 0 = file done, -1 = stop.
+  /// Next record of a cursor; 1 = record, 0 = file done, -1 = stop (the
+  /// damaged records past the limit are met: the stream ends there, and
+  /// the consumer fails at them).
   int readCursor(Cursor &C, Record &Out) {
     if (!C.Reader) {
       auto &Recs = Cache[C.File];
       if (C.CacheIndex >= Recs.size())
         return 0;
-      Out.Data = Recs[C.CacheIndex++];
+      const CachedRecord &Cached = Recs[C.CacheIndex++];
+      Out.Data = Cached.Data;
       Out.File = C.File;
-      Out.Offset = 0;
+      Out.Offset = Cached.Offset;
       return 1;
     }
     for (;;) {
@@ -210,7 +284,7 @@ struct Pipeline::Impl {
       case RecordReader::Result::Record:
         Out.File = C.File;
         if (Opt.UseCaching) {
-          Cache[C.File].push_back(Out.Data);
+          Cache[C.File].push_back({Out.Data, Out.Offset});
           CacheBytes += Out.Data.size();
         }
         return 1;
@@ -219,17 +293,17 @@ struct Pipeline::Impl {
           Cached[C.File] = 1;
         return 0;
       case RecordReader::Result::Corrupt:
-        if (!Opt.SkipCorrupt) {
-          fail(S);
-          return -1;
+        // Later epochs meet the same damage (a partially read file is not
+        // cached); it counts once.
+        if (ReaderSeen.insert({C.File, Out.Offset}).second) {
+          noteDamage({ReaderPos, false, ReaderOrder++, C.File, Out.Offset,
+                      S.message()});
+          if (ReaderSeen.size() > Opt.SkipCorruptRecords)
+            return -1;
         }
-        noteSkip(S.message(), true);
-        if (!C.Reader->canContinue()) {
-          // The framing is lost; the rest of the file is unreadable. A
-          // partially read file is not cached, so later epochs re-read it
-          // and count the damage again.
+        // A lost framing leaves the rest of the file unreadable.
+        if (!C.Reader->canContinue())
           return 0;
-        }
         continue;
       }
     }
@@ -306,8 +380,10 @@ struct Pipeline::Impl {
       Epoch = E;
       bool Ok = Opt.Spec.Mock ? mockEpoch() : readEpoch(E);
       if (!Ok || !drainShuffle())
-        return;
+        break;
     }
+    // Ends the stream at the end of the data or where the damage passed
+    // the limit; a stop or an error wakes everyone on its own.
     std::lock_guard<std::mutex> L(M);
     QueueClosed = true;
     QueueNotEmpty.notify_all();
@@ -317,8 +393,8 @@ struct Pipeline::Impl {
   // Workers: map-and-batch into the ring
   //===--------------------------------------------------------------------===//
 
-  /// Pops a record; with \p Pos it also takes the next batch position.
-  bool pop(Record &R, uint64_t *Pos) {
+  /// Pops a record and takes the next batch position for it.
+  bool pop(Record &R, uint64_t &Pos) {
     std::unique_lock<std::mutex> L(M);
     QueueNotEmpty.wait(
         L, [&] { return halted() || !Queue.empty() || QueueClosed; });
@@ -336,8 +412,7 @@ struct Pipeline::Impl {
     Queue.pop_front();
     QueueBytes -= R.Data.size();
     QueueNotFull.notify_one();
-    if (Pos)
-      *Pos = NextPos++;
+    Pos = NextPos++;
     return true;
   }
 
@@ -431,7 +506,7 @@ struct Pipeline::Impl {
     Record R;
     for (;;) {
       uint64_t Pos = 0;
-      if (!pop(R, &Pos))
+      if (!pop(R, Pos))
         return;
       const uint64_t Seq = Pos / Opt.BatchSize;
       const int Idx = static_cast<int>(Pos % Opt.BatchSize);
@@ -444,28 +519,12 @@ struct Pipeline::Impl {
           return;
         S = &Slots[Seq % Slots.size()];
       }
-      bool Ok = false;
-      for (;;) {
-        Status St = process(R, Pos, *S, Idx, W);
-        if (St.ok()) {
-          Ok = true;
-          break;
-        }
-        std::string Msg = origin(R) + ": " + St.message();
-        if (!Opt.SkipCorrupt) {
-          fail(Status::error(Msg));
-          return;
-        }
-        noteSkip(Msg, false);
-        // Refill the same position with the next record so that batches
-        // stay full; only at the very end of the data does a hole remain.
-        if (!pop(R, nullptr)) {
-          if (halted())
-            return;
-          break;
-        }
-      }
+      Status St = process(R, Pos, *S, Idx, W);
+      const bool Ok = St.ok();
       std::lock_guard<std::mutex> L(M);
+      if (!Ok)
+        PendingDamage.push_back(
+            {Pos, true, 0, R.File, R.Offset, origin(R) + ": " + St.message()});
       S->Valid[Idx] = Ok;
       S->Holes += !Ok;
       S->Done++;
@@ -494,6 +553,58 @@ struct Pipeline::Impl {
   bool ready(uint64_t Seq) const {
     int E = expected(Seq);
     return E > 0 && Slots[Seq % Slots.size()].Done == E;
+  }
+
+  /// Gives the consumed batch's slot back to the workers (under M).
+  void releaseSlot() {
+    Slot &S = Slots[ConsumeSeq % Slots.size()];
+    S.Done = 0;
+    S.Holes = 0;
+    ConsumeSeq++;
+    ReleasedSeq = ConsumeSeq;
+    SlotFree.notify_all();
+  }
+
+  /// A batch that must be full: each undecodable record's place gets a copy
+  /// of one of the batch's decoded samples, the holes taking them in turn.
+  Status fillHoles(Slot &S, uint64_t Seq) {
+    std::vector<int> Decoded;
+    for (int R = 0; R < Opt.BatchSize; ++R)
+      if (S.Valid[R])
+        Decoded.push_back(R);
+    if (Decoded.empty())
+      return Status::error(
+          "data pipeline: batch " + std::to_string(Seq) + ": none of its " +
+          std::to_string(Opt.BatchSize) +
+          " records could be decoded, so the batch cannot be filled with "
+          "copies of its other samples");
+    auto *Img = static_cast<char *>(S.Buf.Images);
+    size_t Next = 0;
+    for (int R = 0; R < Opt.BatchSize; ++R) {
+      if (S.Valid[R])
+        continue;
+      const int From = Decoded[Next++ % Decoded.size()];
+      std::memcpy(Img + R * SampleBytes, Img + From * SampleBytes, SampleBytes);
+      S.Buf.Labels[R] = S.Buf.Labels[From];
+    }
+    return Status::success();
+  }
+
+  /// A batch that may be short: closes the gaps so that it is a prefix of
+  /// its decoded samples; returns their count.
+  int closeHoles(Slot &S, int Size) {
+    int W = 0;
+    auto *Img = static_cast<char *>(S.Buf.Images);
+    for (int R = 0; R < Size; ++R) {
+      if (!S.Valid[R])
+        continue;
+      if (W != R) {
+        std::memmove(Img + W * SampleBytes, Img + R * SampleBytes, SampleBytes);
+        S.Buf.Labels[W] = S.Buf.Labels[R];
+      }
+      ++W;
+    }
+    return W;
   }
 
   int readyBatches() const {
@@ -527,9 +638,6 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineOptions &Options,
                std::to_string(O.WorldSize));
   if (O.Type != ElementType::Float32)
     return bad("only float32 batches are supported");
-  if (O.StartBatch > 0 && O.SkipCorrupt)
-    return bad("a stream cannot start at a later batch while skipping "
-               "corrupt records (a skipped record is not a position)");
   OutputShape &Sh = O.Shape;
   if (!Sh.Height)
     Sh.Height = O.Spec.Height;
@@ -634,49 +742,56 @@ Status Pipeline::acquire(BatchView &Out) {
   if (I.Acquired)
     return Status::error("data pipeline: acquire() before release() of the "
                          "previous batch");
-  const uint64_t Seq = I.ConsumeSeq;
-  auto Begin = Clock::now();
-  I.BatchReady.wait(L, [&] {
-    return I.halted() || I.ready(Seq) || (I.EndKnown && I.expected(Seq) == 0);
-  });
-  I.WaitSeconds += std::chrono::duration<double>(Clock::now() - Begin).count();
-  if (!I.Error.ok())
-    return I.Error;
-  if (I.Stopping)
-    return Status::error("data pipeline: stopped");
-  if (!I.ready(Seq))
-    return Status::success(); // End of data.
-  Slot &S = I.Slots[Seq % I.Slots.size()];
-  int Size = I.expected(Seq);
-  if (S.Holes) {
-    // Skip mode ran out of records to refill failed samples: close the gaps
-    // so that the batch is a prefix of valid samples.
-    int W = 0;
-    auto *Img = static_cast<char *>(S.Buf.Images);
-    for (int R = 0; R < Size; ++R) {
-      if (!S.Valid[R])
-        continue;
-      if (W != R) {
-        std::memmove(Img + W * I.SampleBytes, Img + R * I.SampleBytes,
-                     I.SampleBytes);
-        S.Buf.Labels[W] = S.Buf.Labels[R];
-      }
-      ++W;
+  const uint64_t B = I.Opt.BatchSize;
+  for (;;) {
+    const uint64_t Seq = I.ConsumeSeq;
+    auto Begin = Clock::now();
+    I.BatchReady.wait(L, [&] {
+      return I.halted() || I.ready(Seq) || (I.EndKnown && I.expected(Seq) == 0);
+    });
+    I.WaitSeconds +=
+        std::chrono::duration<double>(Clock::now() - Begin).count();
+    if (!I.Error.ok())
+      return I.Error;
+    if (I.Stopping)
+      return Status::error("data pipeline: stopped");
+    // Past the end everything met is due: damage after the last record too.
+    const bool End = !I.ready(Seq);
+    if (Status D = I.accountDamage(End ? UINT64_MAX : (Seq + 1) * B); !D.ok())
+      return D;
+    if (End)
+      return Status::success();
+    Slot &S = I.Slots[Seq % I.Slots.size()];
+    const int Expected = I.expected(Seq);
+    const bool Full = Expected == I.Opt.BatchSize;
+    int Size = Expected;
+    if (S.Holes && I.Opt.DropRemainder && Full) {
+      if (Status F = I.fillHoles(S, Seq); !F.ok())
+        return I.Error = F;
+    } else if (S.Holes) {
+      Size = I.closeHoles(S, Expected);
     }
-    Size = W;
-  }
-  if (Size == 0 || (I.Opt.DropRemainder && Size < I.Opt.BatchSize)) {
-    // The last partial batch: nothing more will come.
+    if (I.Opt.DropRemainder && !Full) {
+      // The last partial batch: nothing more will come.
+      if (Status D = I.accountDamage(UINT64_MAX); !D.ok())
+        return D;
+      return Status::success();
+    }
+    if (Size == 0) {
+      // Every record of a batch that may be short was undecodable: on to
+      // the next one.
+      I.releaseSlot();
+      continue;
+    }
+    I.Acquired = true;
+    I.Batches++;
+    I.Samples += Size;
+    Out.Images = S.Buf.Images;
+    Out.Labels = S.Buf.Labels;
+    Out.Size = Size;
+    Out.Index = Seq;
     return Status::success();
   }
-  I.Acquired = true;
-  I.Batches++;
-  I.Samples += Size;
-  Out.Images = S.Buf.Images;
-  Out.Labels = S.Buf.Labels;
-  Out.Size = Size;
-  Out.Index = Seq;
-  return Status::success();
 }
 
 void Pipeline::release(const BatchView &View) {
@@ -684,13 +799,8 @@ void Pipeline::release(const BatchView &View) {
   std::lock_guard<std::mutex> L(I.M);
   if (!I.Acquired || View.Index != I.ConsumeSeq)
     return;
-  Slot &S = I.Slots[I.ConsumeSeq % I.Slots.size()];
-  S.Done = 0;
-  S.Holes = 0;
   I.Acquired = false;
-  I.ConsumeSeq++;
-  I.ReleasedSeq = I.ConsumeSeq;
-  I.SlotFree.notify_all();
+  I.releaseSlot();
 }
 
 Status Pipeline::nextBatch(void *Images, int32_t *Labels, int &Size) {
@@ -729,6 +839,13 @@ PipelineStats Pipeline::stats() const {
   S.PeakRecordBytes = I.PeakRecordBytes;
   S.LastSkipMessage = I.LastSkip;
   return S;
+}
+
+std::vector<SkippedRecord> Pipeline::takeSkipped() {
+  std::lock_guard<std::mutex> L(P->M);
+  std::vector<SkippedRecord> Out;
+  Out.swap(P->SkipLog);
+  return Out;
 }
 
 const OutputShape &Pipeline::shape() const { return P->Opt.Shape; }

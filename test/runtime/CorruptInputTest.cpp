@@ -10,7 +10,9 @@
 #include "fastnn/data/Crc32c.h"
 #include "fastnn/data/Pipeline.h"
 
+#include <algorithm>
 #include <cstring>
+#include <set>
 
 using namespace fastnn::data;
 using namespace fastnn::data::test;
@@ -283,7 +285,7 @@ TEST(CorruptInput, PipelineReportsOffsetOfBadImage) {
       << S.message();
 
   // Skip mode: counted, and the batch is refilled with the next record.
-  O.SkipCorrupt = true;
+  O.SkipCorruptRecords = 1;
   P = Pipeline::create(O, S);
   ASSERT_TRUE(P);
   int Total = 0;
@@ -308,7 +310,7 @@ TEST(CorruptInput, PipelineSkipsCorruptRecords) {
   O.Spec.Height = O.Spec.Width = 8;
   O.Files = {D.file("c.tfrecord")};
   O.BatchSize = 1;
-  O.SkipCorrupt = true;
+  O.SkipCorruptRecords = 1;
   Status S;
   auto P = Pipeline::create(O, S);
   ASSERT_TRUE(P);
@@ -322,4 +324,276 @@ TEST(CorruptInput, PipelineSkipsCorruptRecords) {
   PipelineStats St = P->stats();
   EXPECT_EQ(St.CorruptRecordsSkipped, 1u);
   EXPECT_NE(St.LastSkipMessage.find("data CRC mismatch"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// The skip policy: SkipCorruptRecords
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// A file of Count 8x8 PNG records labelled by their index: those in BadCrc
+/// with a wrong data CRC, those in Undecodable holding no image. Offsets
+/// gets each record's byte offset.
+std::string damagedFile(const TempDir &D, int Count,
+                        const std::set<int> &BadCrc,
+                        const std::set<int> &Undecodable,
+                        std::vector<uint64_t> &Offsets) {
+  std::string Bytes;
+  Offsets.clear();
+  for (int I = 0; I < Count; ++I) {
+    Offsets.push_back(Bytes.size());
+    std::string Rec = Undecodable.count(I)
+                          ? makeImageExample("no image", "png", I, 8, 8)
+                          : pngRecord(I);
+    appendFramedRecord(Bytes, Rec);
+    if (BadCrc.count(I))
+      Bytes[Bytes.size() - 1] ^= 0x40;
+  }
+  std::string Path = D.file("d.tfrecord");
+  writeFile(Path, Bytes);
+  return Path;
+}
+
+PipelineOptions policyOptions(const std::string &File) {
+  PipelineOptions O;
+  EXPECT_TRUE(builtinDatasetSpec("mnist", O.Spec));
+  O.Spec.Height = O.Spec.Width = 8;
+  O.Spec.NumClasses = 0; // Labels are record indices.
+  O.Files = {File};
+  O.BatchSize = 4;
+  O.ShuffleBufferSize = 0;
+  return O;
+}
+
+struct Stream {
+  std::vector<int32_t> Labels;
+  std::vector<float> Pixels;
+  uint64_t Batches = 0;
+  Status Err;
+  PipelineStats Stats;
+  std::vector<SkippedRecord> Skipped;
+};
+
+/// Every batch until the end or the first error.
+Stream drainStream(const PipelineOptions &O) {
+  Stream Out;
+  auto P = Pipeline::create(O, Out.Err);
+  EXPECT_TRUE(P) << Out.Err.message();
+  if (!P)
+    return Out;
+  const size_t Elems = P->shape().elements();
+  for (;;) {
+    BatchView V;
+    Out.Err = P->acquire(V);
+    for (SkippedRecord &R : P->takeSkipped())
+      Out.Skipped.push_back(std::move(R));
+    if (!Out.Err.ok() || V.Size == 0)
+      break;
+    ++Out.Batches;
+    Out.Labels.insert(Out.Labels.end(), V.Labels, V.Labels + V.Size);
+    const auto *Px = static_cast<const float *>(V.Images);
+    Out.Pixels.insert(Out.Pixels.end(), Px, Px + V.Size * Elems);
+    P->release(V);
+  }
+  Out.Stats = P->stats();
+  return Out;
+}
+
+/// "DIR/d.tfrecord: byte offset N: ", how messages start.
+std::string atOffset(const TempDir &D, uint64_t Offset) {
+  return D.file("d.tfrecord") + ": byte offset " + std::to_string(Offset) +
+         ": ";
+}
+
+} // namespace
+
+TEST(SkipCorruptRecords, EachDamagedRecordCountsOnceOverTheEpochs) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  PipelineOptions O = policyOptions(damagedFile(D, 24, {5, 17}, {}, Off));
+  O.NumEpochs = 3;
+  O.DropRemainder = false;
+  O.SkipCorruptRecords = 2;
+  Stream S = drainStream(O);
+  ASSERT_TRUE(S.Err.ok()) << S.Err.message();
+  EXPECT_EQ(S.Labels.size(), 3u * 22u);
+  EXPECT_EQ(S.Stats.CorruptRecordsSkipped, 2u);
+  EXPECT_EQ(S.Stats.BadSamplesSkipped, 0u);
+  ASSERT_EQ(S.Skipped.size(), 2u);
+  EXPECT_EQ(S.Skipped[0].Number, 1u);
+  EXPECT_EQ(S.Skipped[0].Message,
+            atOffset(D, Off[5]) + "corrupt record: data CRC mismatch");
+  EXPECT_EQ(S.Skipped[1].Number, 2u);
+  EXPECT_EQ(S.Skipped[1].Message.rfind(atOffset(D, Off[17]), 0), 0u);
+}
+
+TEST(SkipCorruptRecords, TheOnePastTheLimitFailsItsBatch) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  PipelineOptions O = policyOptions(damagedFile(D, 24, {5, 17}, {}, Off));
+  O.SkipCorruptAdvice = "; raise the limit";
+  O.SkipCorruptRecords = 1;
+  Stream S = drainStream(O);
+  ASSERT_FALSE(S.Err.ok());
+  EXPECT_EQ(S.Err.message(),
+            atOffset(D, Off[17]) +
+                "corrupt record: data CRC mismatch; that is damaged record 2 "
+                "and at most 1 are skipped; raise the limit");
+  // Records 0-16 but 5 fill batches 0-3; the batch the damage lies in fails.
+  EXPECT_EQ(S.Batches, 4u);
+  EXPECT_EQ(S.Stats.CorruptRecordsSkipped, 1u);
+
+  // The default: the first damaged record fails, with the message alone.
+  O.SkipCorruptAdvice.clear();
+  O.SkipCorruptRecords = 0;
+  S = drainStream(O);
+  EXPECT_EQ(S.Err.message(),
+            atOffset(D, Off[5]) + "corrupt record: data CRC mismatch");
+  EXPECT_EQ(S.Batches, 1u);
+}
+
+TEST(SkipCorruptRecords, UndecodableRecordsKeepTheirPositions) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  PipelineOptions O = policyOptions(damagedFile(D, 12, {2}, {5, 9}, Off));
+  O.SkipCorruptRecords = 3;
+  O.DropRemainder = true;
+  Stream S = drainStream(O);
+  ASSERT_TRUE(S.Err.ok()) << S.Err.message();
+  // Record 2 has no position; 5 and 9 keep theirs, filled with copies of
+  // their batches' first decoded samples.
+  EXPECT_EQ(S.Labels, (std::vector<int32_t>{0, 1, 3, 4, 6, 6, 7, 8}));
+  const size_t Elems = 64;
+  EXPECT_TRUE(std::equal(S.Pixels.begin() + 4 * Elems,
+                         S.Pixels.begin() + 5 * Elems,
+                         S.Pixels.begin() + 5 * Elems));
+  EXPECT_EQ(S.Stats.CorruptRecordsSkipped, 1u);
+  // Record 9 lies in the last, partial batch, which is dropped: accounted
+  // at the end all the same.
+  EXPECT_EQ(S.Stats.BadSamplesSkipped, 2u);
+  ASSERT_EQ(S.Skipped.size(), 3u);
+  EXPECT_EQ(S.Skipped[1].Message,
+            atOffset(D, Off[5]) + "image is neither JPEG nor PNG");
+
+  // Where batches may be short (evaluation) the gaps close instead.
+  O.DropRemainder = false;
+  S = drainStream(O);
+  ASSERT_TRUE(S.Err.ok()) << S.Err.message();
+  EXPECT_EQ(S.Labels, (std::vector<int32_t>{0, 1, 3, 4, 6, 7, 8, 10, 11}));
+}
+
+TEST(SkipCorruptRecords, SameStreamAndFailureWhateverTheThreads) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  PipelineOptions O =
+      policyOptions(damagedFile(D, 60, {3, 31, 44}, {8, 20, 21, 50}, Off));
+  O.Preprocess = PreprocessKind::Inception; // Random crops per position.
+  O.Shape = {8, 8, 3, Layout::NCHW};
+  O.ShuffleBufferSize = 16;
+  O.Seed = 5;
+  O.NumEpochs = 2;
+  O.DropRemainder = true;
+  O.SkipCorruptRecords = 7;
+  O.NumThreads = 1;
+  const Stream Ref = drainStream(O);
+  ASSERT_TRUE(Ref.Err.ok()) << Ref.Err.message();
+  EXPECT_EQ(Ref.Stats.CorruptRecordsSkipped + Ref.Stats.BadSamplesSkipped, 7u);
+  O.SkipCorruptRecords = 5;
+  O.NumThreads = 1;
+  const Stream RefFail = drainStream(O);
+  ASSERT_FALSE(RefFail.Err.ok());
+  for (int Threads : {2, 4, 7}) {
+    O.NumThreads = Threads;
+    O.SkipCorruptRecords = 7;
+    Stream S = drainStream(O);
+    EXPECT_EQ(S.Labels, Ref.Labels) << Threads << " threads";
+    EXPECT_EQ(S.Pixels, Ref.Pixels) << Threads << " threads";
+    ASSERT_EQ(S.Skipped.size(), Ref.Skipped.size());
+    for (size_t I = 0; I < S.Skipped.size(); ++I)
+      EXPECT_EQ(S.Skipped[I].Message, Ref.Skipped[I].Message);
+    O.SkipCorruptRecords = 5;
+    S = drainStream(O);
+    EXPECT_EQ(S.Err.message(), RefFail.Err.message());
+    EXPECT_EQ(S.Batches, RefFail.Batches) << Threads << " threads";
+  }
+}
+
+TEST(SkipCorruptRecords, AStreamStartedLaterIsTheTail) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  PipelineOptions O = policyOptions(damagedFile(D, 40, {3, 30}, {6, 25}, Off));
+  O.Preprocess = PreprocessKind::Inception;
+  O.Shape = {8, 8, 3, Layout::NCHW};
+  O.ShuffleBufferSize = 8;
+  O.NumEpochs = 2;
+  O.DropRemainder = true;
+  O.SkipCorruptRecords = 4;
+  const Stream Full = drainStream(O);
+  ASSERT_TRUE(Full.Err.ok()) << Full.Err.message();
+  const size_t Elems = 8 * 8 * 3;
+  for (uint64_t Start : {2u, 9u}) {
+    O.StartBatch = Start;
+    O.NumThreads = 3;
+    Stream Tail = drainStream(O);
+    ASSERT_TRUE(Tail.Err.ok()) << Tail.Err.message();
+    EXPECT_EQ(Tail.Labels, std::vector<int32_t>(Full.Labels.begin() + Start * 4,
+                                                Full.Labels.end()));
+    EXPECT_EQ(Tail.Pixels,
+              std::vector<float>(Full.Pixels.begin() + Start * 4 * Elems,
+                                 Full.Pixels.end()));
+    // The reader reads the records before the start again, damaged ones
+    // included; the undecodable ones are met again in the second epoch.
+    EXPECT_EQ(Tail.Stats.CorruptRecordsSkipped, 2u);
+    EXPECT_EQ(Tail.Stats.BadSamplesSkipped, 2u);
+  }
+}
+
+TEST(SkipCorruptRecords, CachedEpochsNameTheOffsets) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  PipelineOptions O = policyOptions(damagedFile(D, 12, {}, {7}, Off));
+  O.UseCaching = true;
+  O.NumEpochs = 3;
+  O.SkipCorruptRecords = 1;
+  Stream S = drainStream(O);
+  ASSERT_TRUE(S.Err.ok()) << S.Err.message();
+  EXPECT_EQ(S.Stats.BadSamplesSkipped, 1u);
+  ASSERT_EQ(S.Skipped.size(), 1u);
+  EXPECT_EQ(S.Skipped[0].Message.rfind(atOffset(D, Off[7]), 0), 0u);
+}
+
+TEST(SkipCorruptRecords, ABatchWithNothingDecodable) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  PipelineOptions O = policyOptions(damagedFile(D, 12, {}, {4, 5, 6, 7}, Off));
+  O.SkipCorruptRecords = 4;
+  O.DropRemainder = true;
+  Stream S = drainStream(O);
+  ASSERT_FALSE(S.Err.ok());
+  EXPECT_NE(S.Err.message().find("batch 1: none of its 4 records could be "
+                                 "decoded"),
+            std::string::npos)
+      << S.Err.message();
+  // Short batches: the empty one is passed over.
+  O.DropRemainder = false;
+  S = drainStream(O);
+  ASSERT_TRUE(S.Err.ok()) << S.Err.message();
+  EXPECT_EQ(S.Labels, (std::vector<int32_t>{0, 1, 2, 3, 8, 9, 10, 11}));
+}
+
+TEST(SkipCorruptRecords, ABrokenFramingEndsTheFileAndCountsOnce) {
+  TempDir D;
+  std::vector<uint64_t> Off;
+  std::string Path = damagedFile(D, 10, {}, {}, Off);
+  std::string Bytes = readFile(Path);
+  Bytes[Off[6] + 9] ^= 0x01; // Length CRC of record 6.
+  writeFile(Path, Bytes);
+  PipelineOptions O = policyOptions(Path);
+  O.NumEpochs = 2;
+  O.SkipCorruptRecords = 1;
+  Stream S = drainStream(O);
+  ASSERT_TRUE(S.Err.ok()) << S.Err.message();
+  EXPECT_EQ(S.Labels.size(), 12u); // Records 0-5, twice.
+  EXPECT_EQ(S.Stats.CorruptRecordsSkipped, 1u);
 }

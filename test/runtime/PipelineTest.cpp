@@ -445,9 +445,4 @@ TEST(Pipeline, ConfigurationErrors) {
   ASSERT_TRUE(builtinDatasetSpec("flowers", O.Spec));
   EXPECT_FALSE(Pipeline::create(O, S));
   EXPECT_NE(S.message().find("no fixed image size"), std::string::npos);
-  O = baseOptions(Files);
-  O.StartBatch = 2;
-  O.SkipCorrupt = true;
-  EXPECT_FALSE(Pipeline::create(O, S));
-  EXPECT_NE(S.message().find("skipping corrupt records"), std::string::npos);
 }

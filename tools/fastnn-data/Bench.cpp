@@ -70,7 +70,8 @@ int runBench(const Args &A) {
     return fail(S);
   O.Training = !A.has("eval");
   O.UseCaching = A.has("caching");
-  O.SkipCorrupt = A.has("skip-corrupt");
+  if (A.has("skip-corrupt"))
+    O.SkipCorruptRecords = UINT64_MAX;
   O.NumParallelBatches = 2;
 
   auto P = data::Pipeline::create(O, S);

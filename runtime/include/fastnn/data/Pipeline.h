@@ -10,6 +10,15 @@
 // batches are the same whatever the thread count or timing, and a stream
 // started at batch N (StartBatch) is the tail of the full one.
 //
+// Damaged records keep that true. One the reader cannot frame or whose CRC
+// fails never gets a position; one whose Example or image cannot be decoded
+// keeps its position, and its place in the batch is filled with a copy of
+// another sample of the batch (or, where batches may be short, closed up).
+// Each is accounted, in stream order, when the consumer reaches the batch
+// it lies before or in: counted once however many epochs meet it again,
+// and the one past SkipCorruptRecords fails that batch. The batches, the
+// count and the failing batch are therefore the same whatever the timing.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FASTNN_DATA_PIPELINE_H
@@ -63,12 +72,19 @@ struct PipelineOptions {
   uint64_t Seed = 0;
   /// The stream starts at this batch: the records before it are read and
   /// shuffled as usual, so that the order after them is unchanged, but not
-  /// decoded (how a resumed run continues where it stopped). Needs
-  /// SkipCorrupt off, where a record is exactly a position.
+  /// decoded (how a resumed run continues where it stopped). Damaged
+  /// records the reader meets before it are accounted at the first batch;
+  /// undecodable ones before it are not met.
   uint64_t StartBatch = 0;
-  /// Count and report corrupt records and undecodable samples instead of
-  /// failing on the first one.
-  bool SkipCorrupt = false;
+  /// Damaged records skipped (see the file comment): a record that cannot
+  /// be framed or fails its CRC (a bad length CRC or a truncation ends its
+  /// file: the framing after it cannot be trusted), or whose Example or
+  /// image cannot be decoded. The next one fails the stream; 0 fails it at
+  /// the first.
+  uint64_t SkipCorruptRecords = 0;
+  /// Appended to the error of the damaged record that fails the stream:
+  /// what to do, in the caller's terms.
+  std::string SkipCorruptAdvice;
 
   uint64_t MockSamplesPerEpoch = 1024; ///< all workers together
   int MockNumClasses = 10;
@@ -91,6 +107,8 @@ struct PipelineStats {
   double WaitSeconds = 0; ///< Time the trainer spent blocked in acquire().
   uint64_t Batches = 0, Samples = 0;
   uint64_t RecordsRead = 0, BytesRead = 0;
+  /// Damaged records skipped in the batches handed out so far: unreadable
+  /// (framing, CRC) and undecodable ones, each counted once.
   uint64_t CorruptRecordsSkipped = 0, BadSamplesSkipped = 0;
   int ReadyBatches = 0; ///< Prefetched batches waiting (queue depth).
   size_t RecordQueueDepth = 0;
@@ -101,6 +119,12 @@ struct PipelineStats {
   /// Largest bytes held at once in the record queue plus shuffle buffer.
   size_t PeakRecordBytes = 0;
   std::string LastSkipMessage;
+};
+
+/// A damaged record the stream skipped.
+struct SkippedRecord {
+  uint64_t Number = 0; ///< Its number among the skipped records, from 1.
+  std::string Message; ///< "FILE: byte offset N: what is wrong".
 };
 
 class Pipeline {
@@ -117,6 +141,11 @@ public:
   Status nextBatch(void *Images, int32_t *Labels, int &Size);
 
   PipelineStats stats() const;
+  /// The damaged records skipped since the previous call, in stream order.
+  /// At most MaxPendingSkips wait between calls: past that the latest one
+  /// replaces the last kept (stats() counts them all).
+  std::vector<SkippedRecord> takeSkipped();
+  static constexpr size_t MaxPendingSkips = 64;
   const OutputShape &shape() const;
   size_t sampleBytes() const;
   /// Stops the threads and waits for them; safe to call more than once.
