@@ -37,15 +37,24 @@ Status
 writeFileAtomically(const std::string &Path,
                     const std::vector<std::pair<const void *, size_t>> &Pieces,
                     size_t CrashAfterBytes) {
-  std::string Temp = Path + AtomicTempSuffix;
+  const std::string Temp = Path + AtomicTempSuffix;
+  // Every failure before the rename leaves Path as it was and removes Temp.
+  auto fail = [&](const std::string &Step, const std::string &Why) {
+    std::string Cleanup = "it is removed";
+    if (::unlink(Temp.c_str()) != 0 && errno != ENOENT)
+      Cleanup = "it cannot be removed: " + errnoText();
+    return Status::ioError(Path + ": cannot write: " + Why + " (" + Step + " " +
+                           Temp + " failed; " + Cleanup + ")");
+  };
   int Fd = ::open(Temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (Fd < 0)
-    return Status::error(Temp + ": cannot create: " + errnoText());
-  auto fail = [&](const std::string &What) {
+  if (Fd < 0) {
     std::string Why = errnoText();
+    return Status::ioError(Path + ": cannot write: " + Why + " (creating " +
+                           Temp + " failed)");
+  }
+  auto failOpen = [&](const std::string &Step, const std::string &Why) {
     ::close(Fd);
-    ::unlink(Temp.c_str());
-    return Status::error(Temp + ": " + What + ": " + Why);
+    return fail(Step, Why);
   };
   size_t Written = 0;
   for (const auto &[Data, Size] : Pieces) {
@@ -55,11 +64,14 @@ writeFileAtomically(const std::string &Path,
       size_t Chunk = std::min<size_t>(Left, size_t(1) << 26);
       if (CrashAfterBytes != SIZE_MAX)
         Chunk = std::min(Chunk, CrashAfterBytes - Written);
+      // A short write is continued; the next call reports why it was short.
       ssize_t N = ::write(Fd, At, Chunk);
       if (N < 0 && errno == EINTR)
         continue;
-      if (N <= 0)
-        return fail("write failed");
+      if (N < 0)
+        return failOpen("writing", errnoText());
+      if (N == 0)
+        return failOpen("writing", "the write made no progress");
       At += N;
       Left -= static_cast<size_t>(N);
       Written += static_cast<size_t>(N);
@@ -69,21 +81,20 @@ writeFileAtomically(const std::string &Path,
       }
     }
   }
+  // A file system that allocates late (NFS, delayed allocation) reports a
+  // full disk here rather than at the write.
   if (::fsync(Fd) != 0)
-    return fail("fsync failed");
-  if (::close(Fd) != 0) {
-    std::string Why = errnoText();
-    ::unlink(Temp.c_str());
-    return Status::error(Temp + ": close failed: " + Why);
-  }
-  if (std::rename(Temp.c_str(), Path.c_str()) != 0) {
-    std::string Why = errnoText();
-    ::unlink(Temp.c_str());
-    return Status::error(Path + ": cannot rename " + Temp +
-                         " into place: " + Why);
-  }
+    return failOpen("the fsync of", errnoText());
+  if (::close(Fd) != 0)
+    return fail("closing", errnoText());
+  if (std::rename(Temp.c_str(), Path.c_str()) != 0)
+    return fail("renaming", errnoText());
   std::filesystem::path Parent = std::filesystem::path(Path).parent_path();
-  return syncDirectory(Parent.empty() ? "." : Parent.string());
+  std::string Dir = Parent.empty() ? "." : Parent.string();
+  if (Status S = syncDirectory(Dir); !S.ok())
+    return Status::ioError(Path + ": written, but " + S.message() +
+                           " (after a crash the previous file may be back)");
+  return Status::success();
 }
 
 } // namespace fastnn::trainer

@@ -346,6 +346,7 @@ Status saveCheckpoint(const std::string &Dir, const Checkpoint &C,
   Path = Dir + "/" + checkpointFileName(C.Step);
   if (Status S = writeCheckpoint(Path, C); !S.ok())
     return S;
+  const bool Listed = std::find(Kept.begin(), Kept.end(), Path) != Kept.end();
   Kept.erase(std::remove(Kept.begin(), Kept.end(), Path), Kept.end());
   Kept.push_back(Path);
   std::vector<std::string> Old;
@@ -354,8 +355,13 @@ Status saveCheckpoint(const std::string &Dir, const Checkpoint &C,
     Kept.erase(Kept.begin(), Kept.end() - KeepMax);
   }
   // The index stops naming a checkpoint before it is deleted.
-  if (Status S = writeIndex(Dir, Path, Kept); !S.ok())
+  if (Status S = writeIndex(Dir, Path, Kept); !S.ok()) {
+    // Unindexed, the new file would only take the space a retry needs.
+    std::error_code Ec;
+    if (!Listed)
+      fs::remove(Path, Ec);
     return S;
+  }
   for (const std::string &File : Old) {
     std::error_code Ec;
     if (fs::remove(File, Ec))

@@ -154,11 +154,13 @@ EvalHook::EvalHook(const Hparams &H, std::string Dir,
 Status EvalHook::end(int64_t LastStep) {
   if (Status S = PeriodicHook::end(LastStep); !S.ok())
     return S;
-  return Events ? Events->close() : Status::success();
+  return stop(LastStep);
 }
 
 Status EvalHook::stop(int64_t) {
-  return Events ? Events->close() : Status::success();
+  if (Events)
+    Progress.print(EventsOutput.note(Events->close()));
+  return Status::success();
 }
 
 Status EvalHook::act(int64_t Step) {
@@ -183,9 +185,9 @@ Status EvalHook::act(int64_t Step) {
   if (Dir.empty())
     return Status::success();
   if (!Events)
-    if (Status S = EventWriter::open(Dir + "/eval", Events); !S.ok())
-      return S;
-  return Events->scalars(Step, evalScalars(Result));
+    Events = std::make_unique<EventWriter>(Dir + "/eval");
+  Progress.print(EventsOutput.note(Events->scalars(Step, evalScalars(Result))));
+  return Status::success();
 }
 
 } // namespace fastnn::trainer

@@ -16,6 +16,7 @@
 #define FASTNN_TRAINER_EVALUATE_H
 
 #include "fastnn/runtime/abi.h"
+#include "fastnn/trainer/BestEffortOutput.h"
 #include "fastnn/trainer/Checkpoint.h"
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Hparams.h"
@@ -64,7 +65,7 @@ private:
 
 /// Evaluates the training state every eval_every_n_iters steps and after
 /// the last one, and writes the results as TensorBoard scalars under
-/// Dir/eval (none without Dir).
+/// Dir/eval (none without Dir), a BestEffortOutput.
 class EvalHook : public PeriodicHook {
 public:
   EvalHook(const Hparams &H, std::string Dir,
@@ -87,6 +88,7 @@ private:
   ProgressLine &Progress;
   std::unique_ptr<Evaluator> Eval;
   std::unique_ptr<EventWriter> Events;
+  BestEffortOutput EventsOutput{"TensorBoard evaluation events"};
 };
 
 /// The TensorBoard scalars of an evaluation (written under train_dir/eval,

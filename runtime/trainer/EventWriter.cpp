@@ -3,7 +3,12 @@
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/event.pb.h"
 
+#include "fastnn/data/RecordIO.h"
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <unistd.h>
 
@@ -19,48 +24,103 @@ double wallTime() {
       .count();
 }
 
+std::string errnoText() { return std::strerror(errno); }
+
 } // namespace
 
-EventWriter::~EventWriter() = default;
+EventWriter::EventWriter(std::string Dir) : Dir(std::move(Dir)) {}
 
-Status EventWriter::open(const std::string &Dir,
-                         std::unique_ptr<EventWriter> &Out) {
+EventWriter::~EventWriter() {
+  if (Fd >= 0)
+    ::close(Fd);
+}
+
+Status EventWriter::createFile() {
   std::error_code Ec;
   fs::create_directories(Dir, Ec);
   if (Ec)
-    return Status::error(Dir +
-                         ": cannot create the directory: " + Ec.message());
+    return Status::ioError(Dir +
+                           ": cannot create the directory for "
+                           "TensorBoard events: " +
+                           Ec.message());
   char Host[256] = "localhost";
   if (gethostname(Host, sizeof(Host) - 1) != 0)
     Host[0] = '\0';
   Host[sizeof(Host) - 1] = '\0';
-  double Now = wallTime();
   // TensorFlow's name; a second writer in the same second (a run restarted
-  // at once) must not truncate the first one's events.
-  std::string Path = Dir + "/events.out.tfevents." +
-                     std::to_string(static_cast<int64_t>(Now)) + "." + Host;
-  if (fs::exists(Path, Ec))
-    Path += "." + std::to_string(getpid());
+  // at once, or this one after a file it could not repair) must not write
+  // into another's file.
+  const std::string Name = Dir + "/events.out.tfevents." +
+                           std::to_string(static_cast<int64_t>(wallTime())) +
+                           "." + Host;
+  for (int Attempt = 0;; ++Attempt) {
+    std::string Candidate = Name;
+    if (Attempt > 0)
+      Candidate += "." + std::to_string(getpid());
+    if (Attempt > 1)
+      Candidate += "." + std::to_string(Attempt);
+    // O_APPEND: after a cut back the next event goes where the cut ended.
+    Fd = ::open(Candidate.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0644);
+    if (Fd >= 0) {
+      Path = Candidate;
+      Bytes = 0;
+      return Status::success();
+    }
+    if (errno != EEXIST || Attempt == 100)
+      return Status::ioError(
+          Candidate +
+          ": cannot create the TensorBoard event file: " + errnoText());
+  }
+}
 
-  std::unique_ptr<EventWriter> Writer(new EventWriter());
-  Writer->Path = Path;
-  Status Err;
-  Writer->Writer = data::RecordWriter::open(Path, data::Compression::None, Err);
-  if (!Writer->Writer)
-    return Err;
-  tensorboard::Event Version;
-  Version.set_wall_time(Now);
-  Version.set_file_version("brain.Event:2");
-  if (Status S = Writer->write(Version.SerializeAsString()); !S.ok())
-    return S;
-  Out = std::move(Writer);
+Status EventWriter::append(const std::string *Event) {
+  if (Closed)
+    return Status::error(Dir + ": TensorBoard event written after close");
+  if (Fd < 0)
+    if (Status S = createFile(); !S.ok())
+      return S;
+  std::string Records;
+  if (Bytes == 0) {
+    tensorboard::Event Version;
+    Version.set_wall_time(wallTime());
+    Version.set_file_version("brain.Event:2");
+    data::appendFramedRecord(Records, Version.SerializeAsString());
+  }
+  if (PendingStart >= 0) {
+    tensorboard::Event Start;
+    Start.set_wall_time(wallTime());
+    Start.set_step(PendingStart);
+    Start.mutable_session_log()->set_status(tensorboard::SessionLog::START);
+    data::appendFramedRecord(Records, Start.SerializeAsString());
+  }
+  if (Event)
+    data::appendFramedRecord(Records, *Event);
+  size_t Done = 0;
+  while (Done < Records.size()) {
+    ssize_t N = ::write(Fd, Records.data() + Done, Records.size() - Done);
+    if (N < 0 && errno == EINTR)
+      continue;
+    if (N < 0)
+      return cutBack(errnoText());
+    if (N == 0)
+      return cutBack("the write made no progress");
+    Done += static_cast<size_t>(N);
+  }
+  Bytes += Records.size();
+  PendingStart = -1;
   return Status::success();
 }
 
-Status EventWriter::write(const std::string &Event) {
-  if (Status S = Writer->write(Event); !S.ok())
-    return S;
-  return Writer->flush();
+Status EventWriter::cutBack(const std::string &Why) {
+  std::string Message = Path + ": cannot write a TensorBoard event: " + Why;
+  if (::ftruncate(Fd, static_cast<off_t>(Bytes)) == 0)
+    return Status::ioError(Message);
+  Message += "; cannot cut the file back to its last whole event (" +
+             errnoText() + "): the next event starts a new file";
+  ::close(Fd);
+  Fd = -1;
+  return Status::ioError(Message);
 }
 
 Status
@@ -75,17 +135,32 @@ EventWriter::scalars(int64_t Step,
     V->set_tag(Tag);
     V->set_simple_value(Value);
   }
-  return write(Event.SerializeAsString());
+  std::string Serialized = Event.SerializeAsString();
+  return append(&Serialized);
 }
 
 Status EventWriter::sessionStart(int64_t Step) {
-  tensorboard::Event Event;
-  Event.set_wall_time(wallTime());
-  Event.set_step(Step);
-  Event.mutable_session_log()->set_status(tensorboard::SessionLog::START);
-  return write(Event.SerializeAsString());
+  PendingStart = Step;
+  return append(nullptr);
 }
 
-Status EventWriter::close() { return Writer->close(); }
+Status EventWriter::close() {
+  Closed = true;
+  if (Fd < 0)
+    return Status::success();
+  int Synced = ::fsync(Fd);
+  std::string Why = Synced != 0 ? errnoText() : "";
+  if (::close(Fd) != 0 && Synced == 0) {
+    Synced = -1;
+    Why = errnoText();
+  }
+  Fd = -1;
+  if (Synced != 0)
+    return Status::ioError(Path +
+                           ": cannot write the TensorBoard events to "
+                           "the disk (at fsync or close): " +
+                           Why);
+  return Status::success();
+}
 
 } // namespace fastnn::trainer

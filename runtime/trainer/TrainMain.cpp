@@ -22,11 +22,13 @@
 #include "fastnn/runtime/ModelTables.h"
 #include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
+#include "fastnn/trainer/BestEffortOutput.h"
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Hparams.h"
 #include "fastnn/trainer/OnnxExport.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -111,7 +113,7 @@ int exportLatest(const Hparams &H, const std::string &OutputDir,
   if (Status S = exportOnnx(File, fnn_model_onnx, fnn_model_onnx_bytes,
                             Latest.Tensors);
       !S.ok())
-    fail(S.message());
+    fail(S);
   std::printf("train.bin: wrote %s from %s (step %lld)\n", File.c_str(),
               Path.c_str(), static_cast<long long>(Latest.Step));
   return 0;
@@ -146,13 +148,13 @@ int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
     std::printf("%s\n", evalLine(Latest.Step, Result).c_str());
     std::printf("train.bin: evaluated %lld samples in %.2f s\n",
                 static_cast<long long>(Result.Samples), Result.Seconds);
-    std::unique_ptr<EventWriter> Events;
-    if (Status S = EventWriter::open(OutputDir + "/eval", Events); !S.ok())
-      fail(S.message());
-    if (Status S = Events->scalars(Latest.Step, evalScalars(Result)); !S.ok())
-      fail(S.message());
-    if (Status S = Events->close(); !S.ok())
-      fail(S.message());
+    EventWriter Events(OutputDir + "/eval");
+    BestEffortOutput EventsOutput("TensorBoard evaluation events");
+    for (const std::string &Line :
+         {EventsOutput.note(Events.scalars(Latest.Step, evalScalars(Result))),
+          EventsOutput.note(Events.close())})
+      if (!Line.empty())
+        std::printf("%s\n", Line.c_str());
   }
   fnn_device_destroy(Device);
   return 0;
@@ -162,19 +164,35 @@ int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
 
 namespace fastnn::trainer {
 
-void fail(const std::string &Message) {
+namespace {
+
+void printErrorLines(const std::string &Message) {
   std::stringstream Lines(Message);
   std::string Line;
   while (std::getline(Lines, Line))
     std::fprintf(stderr, "train.bin: error: %s%s\n", workerPrefix().c_str(),
                  Line.c_str());
+}
+
+} // namespace
+
+void fail(const std::string &Message) {
+  printErrorLines(Message);
   endJob(1);
+}
+
+void fail(const Status &S) {
+  printErrorLines(S.message());
+  endJob(S.isIoError() ? ExitIoError : 1);
 }
 
 } // namespace fastnn::trainer
 
 int main(int argc, char **argv) {
   joinJob(argc, argv);
+  // Under a file-size limit (ulimit -f) a write past it then fails with
+  // EFBIG, reported like a full disk, instead of killing train.bin.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::string HparamsFile;
   std::vector<std::string> Flags;
   bool PrintConfig = false, EvaluateOnly = false;

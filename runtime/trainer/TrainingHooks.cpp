@@ -55,6 +55,14 @@ void ProgressLine::erase() {
   Shown = false;
 }
 
+void ProgressLine::print(const std::string &Line) {
+  if (Line.empty())
+    return;
+  erase();
+  std::printf("%s\n", Line.c_str());
+  std::fflush(stdout);
+}
+
 //===----------------------------------------------------------------------===//
 // LossScaleHook, NanLossHook
 //===----------------------------------------------------------------------===//
@@ -93,11 +101,15 @@ Status NanLossHook::afterStep(const StepResult &R) {
 //===----------------------------------------------------------------------===//
 
 LoggingHook::LoggingHook(int64_t LogEvery, int64_t TrainSteps,
-                         int64_t BatchSize, std::unique_ptr<EventWriter> Events,
+                         int64_t BatchSize, int64_t FirstStep,
+                         std::unique_ptr<EventWriter> Events,
                          ProgressLine &Progress)
     : LogEvery(LogEvery), TrainSteps(TrainSteps), BatchSize(BatchSize),
       Events(std::move(Events)), Progress(Progress), Start(fnn_trace_now_ns()),
-      WindowStart(Start) {}
+      WindowStart(Start) {
+  if (this->Events)
+    Progress.print(EventsOutput.note(this->Events->sessionStart(FirstStep)));
+}
 
 Status LoggingHook::afterStep(const StepResult &R) {
   ++Steps;
@@ -124,18 +136,20 @@ Status LoggingHook::afterStep(const StepResult &R) {
   WindowStart = Now;
   WindowSteps = 0;
   WindowWait = 0;
-  if (!Events)
-    return Status::success();
-  return Events->scalars(
-      R.Step, {{"loss", R.Loss},
-               {"learning_rate", R.Rate},
-               {"images_per_second", static_cast<float>(ImagesPerSecond)},
-               {"top1_accuracy", R.Top1},
-               {"top5_accuracy", R.Top5}});
+  if (Events)
+    Progress.print(EventsOutput.note(Events->scalars(
+        R.Step, {{"loss", R.Loss},
+                 {"learning_rate", R.Rate},
+                 {"images_per_second", static_cast<float>(ImagesPerSecond)},
+                 {"top1_accuracy", R.Top1},
+                 {"top5_accuracy", R.Top5}})));
+  return Status::success();
 }
 
 Status LoggingHook::end(int64_t) {
-  return Events ? Events->close() : Status::success();
+  if (Events)
+    Progress.print(EventsOutput.note(Events->close()));
+  return Status::success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -172,10 +186,21 @@ Status CheckpointHook::act(int64_t Step) {
   std::vector<runtime::HostRegion> Regions;
   C.Tensors = arenaTensors(State, Arena, Regions);
   std::vector<std::string> Removed;
-  if (Status S = saveCheckpoint(Dir, C, H.getInt("keep_checkpoint_max"),
-                                Latest.Path, Removed);
-      !S.ok())
-    return S;
+  std::string Path;
+  if (Status S = saveCheckpoint(Dir, C, H.getInt("keep_checkpoint_max"), Path,
+                                Removed);
+      !S.ok()) {
+    if (!S.isIoError())
+      return S;
+    const std::string Resume = Latest.Step >= 0
+                                   ? "resume " + Latest.Path + " (step " +
+                                         std::to_string(Latest.Step) + ")"
+                                   : "start again";
+    return Status::ioError(
+        S.message() + "; training stopped after step " + std::to_string(Step) +
+        ": make room on the disk and " + Resume + " with the same command");
+  }
+  Latest.Path = Path;
   Latest.Step = Step;
   Progress.erase();
   std::printf("train.bin: saved checkpoint %s (step %lld)\n",
@@ -209,10 +234,10 @@ std::vector<fnn_trace_span> collectKernelSpans() {
 
 TraceHook::TraceHook(std::string Dir, int64_t ProfileEvery,
                      int64_t StepsPerCall, bool PrintPlacement,
-                     std::string DeviceName)
+                     std::string DeviceName, ProgressLine &Progress)
     : Dir(std::move(Dir)), ProfileEvery(ProfileEvery),
       StepsPerCall(StepsPerCall), PrintPlacement(PrintPlacement),
-      DeviceName(std::move(DeviceName)) {}
+      DeviceName(std::move(DeviceName)), Progress(Progress) {}
 
 Status TraceHook::beforeCall(int64_t First) {
   // A call is profiled when one of its steps is a multiple of ProfileEvery.
@@ -251,13 +276,14 @@ Status TraceHook::afterCall(const CallSpan &Call) {
   for (const fnn_trace_span &Kernel : Kernels)
     Spans.push_back({Kernel.name, "kernel", 2, Kernel.start_ns, Kernel.end_ns});
   std::string Path = Dir + "/timeline-step-" + std::to_string(Step) + ".json";
-  if (Status S =
-          writeChromeTrace(Path, "train.bin step " + std::to_string(Step),
-                           {"train.bin", "input", "compiled step"}, Spans);
-      !S.ok())
-    return S;
-  std::printf("train.bin: timeline of step %lld (%zu kernel spans): %s\n",
-              static_cast<long long>(Step), Kernels.size(), Path.c_str());
+  Status Written =
+      writeChromeTrace(Path, "train.bin step " + std::to_string(Step),
+                       {"train.bin", "input", "compiled step"}, Spans);
+  Progress.print(Timelines.note(Written));
+  if (Written.ok())
+    Progress.print("train.bin: timeline of step " + std::to_string(Step) +
+                   " (" + std::to_string(Kernels.size()) +
+                   " kernel spans): " + Path);
   return Status::success();
 }
 

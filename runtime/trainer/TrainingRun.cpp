@@ -307,7 +307,8 @@ void TrainingRun::addHooks() {
           "/replica:0/task:" + H.text("task_index") +
           "/device:" + runtime::deviceKindName(Kind) + ":" +
           std::to_string(
-              runtime::modelDeviceIndex(Kind, fnn_comm_local_rank()))));
+              runtime::modelDeviceIndex(Kind, fnn_comm_local_rank())),
+      Progress));
   const LossScaleHook *LossScale = nullptr;
   if (M.Skipped) {
     auto Hook = std::make_unique<LossScaleHook>(Progress);
@@ -317,15 +318,11 @@ void TrainingRun::addHooks() {
   Hooks.add(std::make_unique<NanLossHook>());
 
   std::unique_ptr<EventWriter> Events;
-  if (!OutputDir.empty() && Chief) {
-    if (Status S = EventWriter::open(OutputDir, Events); !S.ok())
-      fail(S.message());
-    if (Status S = Events->sessionStart(StartStep + 1); !S.ok())
-      fail(S.message());
-  }
+  if (!OutputDir.empty() && Chief)
+    Events = std::make_unique<EventWriter>(OutputDir);
   Hooks.add(std::make_unique<LoggingHook>(
       hasHook(H, "LoggingTensorHook") ? H.getInt("log_loss_every_n_iters") : 0,
-      TrainSteps, BatchSize, std::move(Events), Progress));
+      TrainSteps, BatchSize, StartStep + 1, std::move(Events), Progress));
   if (!OutputDir.empty() && Chief && hasHook(H, "CheckpointSaverHook"))
     Hooks.add(std::make_unique<CheckpointHook>(H, OutputDir, StartPosition,
                                                M.State, arena(),
@@ -376,7 +373,7 @@ int TrainingRun::run() {
           Step, Hooks, StartStep + 1, TrainSteps,
           [] { return agreeOnStop(StopSignals::received()); }, End);
       !S.ok())
-    fail(S.message());
+    fail(S);
   if (End.StopSignal != 0)
     return stop(End);
   if (End.InputEnded) {
@@ -387,13 +384,13 @@ int TrainingRun::run() {
                 static_cast<long long>(H.getInt("num_epochs")));
   }
   if (Status S = Hooks.end(End.LastStep); !S.ok())
-    fail(S.message());
+    fail(S);
   return 0;
 }
 
 int TrainingRun::stop(const LoopEnd &End) {
   if (Status S = Hooks.stop(End.LastStep); !S.ok())
-    fail(S.message());
+    fail(S);
   Progress.erase();
   const std::string Saved =
       LatestCheckpoint.Step == End.LastStep

@@ -26,6 +26,13 @@ namespace fastnn::trainer {
 /// Prints every line of Message as its own error line and exits with 1.
 [[noreturn]] void fail(const std::string &Message);
 
+/// train.bin's exit code when a file it must write cannot be (a checkpoint,
+/// an exported model: a full disk, an I/O error): sysexits' EX_IOERR.
+constexpr int ExitIoError = 74;
+
+/// fail(S.message()), exiting with ExitIoError for a Status::ioError.
+[[noreturn]] void fail(const Status &S);
+
 /// The tensors of the compiled training step that the loop uses.
 struct ModelInterface {
   std::vector<runtime::TensorRecord> State;

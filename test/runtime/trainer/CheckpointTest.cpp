@@ -3,8 +3,11 @@
 #include "fastnn/trainer/Checkpoint.h"
 #include "fastnn/runtime/model.h"
 
+#include "WriteFaults.h"
+
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -17,6 +20,7 @@
 
 using namespace fastnn;
 using namespace fastnn::trainer;
+using namespace fastnn::trainer::test;
 using runtime::TensorRecord;
 
 namespace {
@@ -329,6 +333,84 @@ TEST_F(CheckpointTest, AWriteKilledHalfwayLeavesThePreviousOne) {
   EXPECT_EQ(Removed, std::vector<std::string>{Temp});
   EXPECT_FALSE(fs::exists(Temp));
   EXPECT_TRUE(fs::exists(Dir + "/model.ckpt-10"));
+}
+
+/// A save that fails leaves the directory as it was: the previous
+/// checkpoint, the index naming it, no temporary file and no unindexed new
+/// checkpoint. Returns the failure's message.
+class CheckpointWriteFaultTest : public CheckpointTest {
+protected:
+  std::string failedSave(int64_t Step, int64_t Keep = 5) {
+    const std::string Index = readFile(Dir + "/checkpoint");
+    std::string Path;
+    std::vector<std::string> Removed;
+    Status S = saveCheckpoint(Dir, make(Step), Keep, Path, Removed);
+    EXPECT_FALSE(S.ok());
+    EXPECT_TRUE(S.isIoError());
+    EXPECT_EQ(S.message().find('\n'), std::string::npos) << S.message();
+    EXPECT_TRUE(Removed.empty());
+    EXPECT_EQ(readFile(Dir + "/checkpoint"), Index);
+    std::vector<std::string> Left;
+    for (const auto &Entry : fs::directory_iterator(Dir))
+      Left.push_back(Entry.path().filename().string());
+    std::sort(Left.begin(), Left.end());
+    EXPECT_EQ(Left, (std::vector<std::string>{"checkpoint", "model.ckpt-10"}));
+    Checkpoint C;
+    bool Found = false;
+    std::vector<std::string> Warnings;
+    EXPECT_TRUE(loadLatestCheckpoint(Dir, C, Path, Found, Warnings).ok());
+    EXPECT_EQ(C.Step, 10);
+    return S.message();
+  }
+};
+
+TEST_F(CheckpointWriteFaultTest, ACheckpointOnAFullDisk) {
+  save(10);
+  const std::string Path = Dir + "/model.ckpt-20";
+  linkToDevFull(Path + ".tmp");
+  EXPECT_EQ(failedSave(20), Path +
+                                ": cannot write: No space left on device "
+                                "(writing " +
+                                Path + ".tmp failed; it is removed)");
+}
+
+TEST_F(CheckpointWriteFaultTest, AnIndexOnAFullDiskKeepsTheOldestToo) {
+  save(10);
+  // With keep_checkpoint_max=1 the new checkpoint would replace the old
+  // one: the index must be written before model.ckpt-10 goes.
+  linkToDevFull(Dir + "/checkpoint.tmp");
+  EXPECT_EQ(failedSave(20, 1),
+            Dir +
+                "/checkpoint: cannot write: No space left on device "
+                "(writing " +
+                Dir + "/checkpoint.tmp failed; it is removed)");
+}
+
+TEST_F(CheckpointWriteFaultTest, AShortWriteThenEFBIG) {
+  save(10);
+  FileSizeLimit Limit(100);
+  EXPECT_TRUE(contains(failedSave(20), ": cannot write: File too large "
+                                       "(writing " +
+                                           Dir + "/model.ckpt-20.tmp"));
+}
+
+TEST_F(CheckpointWriteFaultTest, ARenameThatFails) {
+  save(10);
+  // A directory in the way (with a file in it) refuses the rename.
+  const std::string Path = Dir + "/model.ckpt-20";
+  fs::create_directories(Path + "/x");
+  Status S = writeCheckpoint(Path, make(20));
+  ASSERT_FALSE(S.ok());
+  EXPECT_TRUE(S.isIoError());
+  EXPECT_TRUE(contains(S.message(), Path + ": cannot write: ")) << S.message();
+  EXPECT_TRUE(contains(S.message(),
+                       "(renaming " + Path + ".tmp failed; it is removed)"))
+      << S.message();
+  EXPECT_FALSE(fs::exists(Path + ".tmp"));
+  fs::remove_all(Path);
+  // The directory is then as the failed save leaves it.
+  linkToDevFull(Path + ".tmp");
+  failedSave(20);
 }
 
 TEST_F(CheckpointTest, ResumeNeedsExactlyTheModelsState) {

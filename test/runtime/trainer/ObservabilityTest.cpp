@@ -3,12 +3,16 @@
 // The files are read back by their real consumers in FASTNN_PYTHON (the
 // project's .venv, where scripts/install-deps.sh installs tensorboard):
 // TensorBoard's EventAccumulator for the events and Python's json for the
-// timelines. A consumer that is missing fails the test.
+// timelines. A consumer that is missing fails the test. Writes that fail
+// (WriteFaults.h) leave files the consumers still read.
 //
 //===----------------------------------------------------------------------===//
 
+#include "fastnn/trainer/BestEffortOutput.h"
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Timeline.h"
+
+#include "WriteFaults.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +26,7 @@
 #include <vector>
 
 using namespace fastnn::trainer;
+using namespace fastnn::trainer::test;
 
 namespace {
 
@@ -59,31 +64,57 @@ protected:
     return std::string(std::istreambuf_iterator<char>(File), {});
   }
 
+  /// What TensorBoard's loader reads from the event file Path, one line per
+  /// event: "file_version", "session_log STEP" or "summary STEP TAG VALUE".
+  std::string events(const std::string &Path) {
+    bool Ok = false;
+    std::string Output =
+        python("import os\n"
+               "os.environ['TF_CPP_MIN_LOG_LEVEL'] = '3'\n"
+               "from tensorboard.backend.event_processing.event_file_loader "
+               "import LegacyEventFileLoader\n"
+               "for e in LegacyEventFileLoader('" +
+                   Path +
+                   "').Load():\n"
+                   "    what = e.WhichOneof('what')\n"
+                   "    if what == 'summary':\n"
+                   "        for v in e.summary.value:\n"
+                   "            print(what, e.step, v.tag, v.simple_value)\n"
+                   "    else:\n"
+                   "        print(what if what == 'file_version' else\n"
+                   "              f'{what} {e.step}')\n",
+               Ok);
+    EXPECT_TRUE(Ok) << FASTNN_PYTHON
+                    << " could not read the events: " << errors();
+    return Output;
+  }
+
   std::string Dir;
 };
 
 TEST_F(ObservabilityTest, TensorBoardReadsTheScalars) {
-  std::unique_ptr<EventWriter> Writer;
-  Status S = EventWriter::open(Dir + "/run", Writer);
+  EventWriter Writer(Dir + "/run");
+  // Nothing is created before the first write.
+  EXPECT_EQ(Writer.path(), "");
+  EXPECT_FALSE(fs::exists(Dir + "/run"));
+  Status S = Writer.scalars(10, {{"loss", 2.5f}, {"top1_accuracy", 0.25f}});
   ASSERT_TRUE(S.ok()) << S.message();
-  std::string Name = fs::path(Writer->path()).filename().string();
+  std::string Name = fs::path(Writer.path()).filename().string();
   EXPECT_EQ(Name.rfind("events.out.tfevents.", 0), 0u) << Name;
-  ASSERT_TRUE(
-      Writer->scalars(10, {{"loss", 2.5f}, {"top1_accuracy", 0.25f}}).ok());
-  ASSERT_TRUE(Writer->scalars(20, {{"loss", 1.75f}}).ok());
-  // Readable while open: each event is flushed.
-  EXPECT_GT(fs::file_size(Writer->path()), 60u);
+  ASSERT_TRUE(Writer.scalars(20, {{"loss", 1.75f}}).ok());
+  // Readable while open: each event is written through.
+  EXPECT_GT(fs::file_size(Writer.path()), 60u);
 
-  ASSERT_TRUE(Writer->scalars(30, {{"loss", 1.5f}}).ok());
+  ASSERT_TRUE(Writer.scalars(30, {{"loss", 1.5f}}).ok());
   // A run resumed at step 20 (in the same second: another file) replaces
   // the steps from 20 on.
-  std::unique_ptr<EventWriter> Second;
-  ASSERT_TRUE(EventWriter::open(Dir + "/run", Second).ok());
-  EXPECT_NE(Second->path(), Writer->path());
-  ASSERT_TRUE(Second->sessionStart(20).ok());
-  ASSERT_TRUE(Second->scalars(20, {{"loss", 1.25f}}).ok());
-  ASSERT_TRUE(Writer->close().ok());
-  ASSERT_TRUE(Second->close().ok());
+  EventWriter Second(Dir + "/run");
+  ASSERT_TRUE(Second.sessionStart(20).ok());
+  EXPECT_NE(Second.path(), Writer.path());
+  ASSERT_TRUE(Second.scalars(20, {{"loss", 1.25f}}).ok());
+  ASSERT_TRUE(Writer.close().ok());
+  ASSERT_TRUE(Second.close().ok());
+  EXPECT_FALSE(Writer.scalars(40, {{"loss", 1.0f}}).ok());
 
   bool Ok = false;
   std::string Output =
@@ -103,6 +134,86 @@ TEST_F(ObservabilityTest, TensorBoardReadsTheScalars) {
   ASSERT_TRUE(Ok) << FASTNN_PYTHON
                   << " could not read the events: " << errors();
   EXPECT_EQ(Output, "loss 10 2.5\nloss 20 1.25\ntop1_accuracy 10 0.25\n");
+}
+
+TEST_F(ObservabilityTest, AFailedEventIsCutOffAndTheNextOneWritten) {
+  EventWriter Writer(Dir + "/run");
+  ASSERT_TRUE(Writer.scalars(10, {{"loss", 2.5f}}).ok());
+  const auto Whole = fs::file_size(Writer.path());
+  {
+    // The next event crosses the limit: part of it is written, then EFBIG.
+    FileSizeLimit Limit(Whole + 20);
+    Status S = Writer.scalars(20, {{"loss", 2.0f}});
+    ASSERT_FALSE(S.ok());
+    EXPECT_TRUE(S.isIoError());
+    EXPECT_EQ(S.message(), Writer.path() + ": cannot write a TensorBoard "
+                                           "event: File too large");
+    EXPECT_EQ(fs::file_size(Writer.path()), Whole);
+  }
+  ASSERT_TRUE(Writer.scalars(30, {{"loss", 1.5f}}).ok());
+  ASSERT_TRUE(Writer.close().ok());
+  EXPECT_EQ(events(Writer.path()), "file_version\n"
+                                   "summary 10 loss 2.5\n"
+                                   "summary 30 loss 1.5\n");
+}
+
+TEST_F(ObservabilityTest, AStartThatFailsGoesAheadOfTheNextEvent) {
+  EventWriter Writer(Dir + "/run");
+  {
+    // Not a byte fits: the file is created and stays empty.
+    FileSizeLimit Limit(0);
+    ASSERT_FALSE(Writer.sessionStart(5).ok());
+    EXPECT_EQ(fs::file_size(Writer.path()), 0u);
+    ASSERT_FALSE(Writer.scalars(6, {{"loss", 3.0f}}).ok());
+  }
+  ASSERT_TRUE(Writer.scalars(7, {{"loss", 2.0f}}).ok());
+  ASSERT_TRUE(Writer.close().ok());
+  EXPECT_EQ(events(Writer.path()), "file_version\n"
+                                   "session_log 5\n"
+                                   "summary 7 loss 2.0\n");
+}
+
+TEST_F(ObservabilityTest, AnEventDirectoryThatCannotBeMadeIsAnIoError) {
+  std::ofstream(Dir + "/file") << "not a directory";
+  EventWriter Writer(Dir + "/file/run");
+  Status S = Writer.scalars(1, {{"loss", 1.0f}});
+  ASSERT_FALSE(S.ok());
+  EXPECT_TRUE(S.isIoError());
+  EXPECT_EQ(
+      S.message().rfind(Dir + "/file/run: cannot create the directory", 0), 0u)
+      << S.message();
+}
+
+TEST_F(ObservabilityTest, BestEffortOutputWarnsOncePerFailingStretch) {
+  BestEffortOutput Output("timelines");
+  const Status Full = Status::ioError("t.json: cannot write: No space left");
+  EXPECT_EQ(Output.note(Status::success()), "");
+  EXPECT_EQ(Output.note(Full),
+            "train.bin: warning: t.json: cannot write: No space left; "
+            "timelines are dropped until one can be written; training goes "
+            "on");
+  EXPECT_EQ(Output.note(Full), "");
+  EXPECT_EQ(Output.note(Status::success()),
+            "train.bin: timelines are written again (2 dropped)");
+  EXPECT_EQ(Output.note(Status::success()), "");
+  EXPECT_NE(Output.note(Full), "");
+}
+
+TEST_F(ObservabilityTest, ATimelineOnAFullDiskLeavesThePreviousFile) {
+  std::string Path = Dir + "/timeline-step-3.json";
+  std::ofstream(Path) << "previous";
+  linkToDevFull(Path + ".tmp");
+  Status S = writeChromeTrace(Path, "train.bin step 3", {"step"},
+                              {{"step 3", "step", 0, 0, 1000}});
+  ASSERT_FALSE(S.ok());
+  EXPECT_TRUE(S.isIoError());
+  EXPECT_EQ(S.message(), Path +
+                             ": cannot write: No space left on device "
+                             "(writing " +
+                             Path + ".tmp failed; it is removed)");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(Path + ".tmp")));
+  std::ifstream In(Path);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(In), {}), "previous");
 }
 
 TEST_F(ObservabilityTest, TimelineIsChromeTraceJson) {

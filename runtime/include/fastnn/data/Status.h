@@ -24,11 +24,21 @@ public:
     S.Message = std::move(Message);
     return S;
   }
+  /// A system call that failed on a file being written (a full disk, an I/O
+  /// error): callers that exit on it use a code of its own (train.bin: 74,
+  /// sysexits' EX_IOERR), so that a script can tell it from bad input.
+  static Status ioError(std::string Message) {
+    Status S = error(std::move(Message));
+    S.Io = true;
+    return S;
+  }
   bool ok() const { return !Failed; }
+  bool isIoError() const { return Io; }
   const std::string &message() const { return Message; }
 
 private:
   bool Failed = false;
+  bool Io = false;
   std::string Message;
 };
 

@@ -90,7 +90,8 @@ Status listCheckpoints(const std::string &Dir, std::vector<std::string> &Paths);
 
 /// Saves C as Dir/model.ckpt-STEP, makes it the index's latest and removes
 /// the oldest so that KeepMax remain (0: keep all). Path is the new file,
-/// Removed the files deleted.
+/// Removed the files deleted. A write that fails (Status::ioError) leaves
+/// the index and the checkpoints it names intact.
 Status saveCheckpoint(const std::string &Dir, const Checkpoint &C,
                       int64_t KeepMax, std::string &Path,
                       std::vector<std::string> &Removed);

@@ -5,12 +5,16 @@
 // the others carrying summaries. train.bin writes scalar summaries (loss,
 // learning rate, throughput, accuracies) with the step they belong to.
 //
+// Each event is one write(2) of whole records, so that TensorBoard, which
+// reads the growing file, sees it at once and never half of it: a write
+// that fails (a full disk) is cut back to the last whole record, and the
+// next event is tried as usual.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef FASTNN_TRAINER_EVENTWRITER_H
 #define FASTNN_TRAINER_EVENTWRITER_H
 
-#include "fastnn/data/RecordIO.h"
 #include "fastnn/data/Status.h"
 
 #include <cstdint>
@@ -25,29 +29,44 @@ using data::Status;
 
 class EventWriter {
 public:
-  /// Creates Dir (and its parents) and in it
-  /// events.out.tfevents.<unix time>.<hostname>, with ".<pid>" added when
-  /// that name is taken, and writes the file version event.
-  static Status open(const std::string &Dir, std::unique_ptr<EventWriter> &Out);
+  /// Events go to Dir/events.out.tfevents.<unix time>.<hostname> (".<pid>"
+  /// added when that name is taken), which the first write creates with
+  /// Dir and its parents, beginning with the file version event.
+  explicit EventWriter(std::string Dir);
+  EventWriter(const EventWriter &) = delete;
+  EventWriter &operator=(const EventWriter &) = delete;
   ~EventWriter();
 
-  /// One event at Step holding a scalar per (tag, value); written through to
-  /// the file so that TensorBoard sees it while the run goes on.
+  /// One event at Step holding a scalar per (tag, value).
   Status scalars(int64_t Step,
                  const std::vector<std::pair<std::string, float>> &Values);
   /// TensorFlow's SessionLog START: a run that begins at Step. TensorBoard
   /// drops the events of Step and later that earlier files hold (an
-  /// interrupted run's steps after its last checkpoint).
+  /// interrupted run's steps after its last checkpoint). When it cannot be
+  /// written, it goes ahead of the next event.
   Status sessionStart(int64_t Step);
+  /// fsyncs and closes the file; later writes fail.
   Status close();
+  /// The file; "" until a write created it.
   const std::string &path() const { return Path; }
 
 private:
-  EventWriter() = default;
-  Status write(const std::string &Event);
+  /// Appends Event (none: only what is pending) after the version event of
+  /// a new file and a pending START.
+  Status append(const std::string *Event);
+  Status createFile();
+  /// Cuts the file back to its whole records after a failed write (Why);
+  /// where that fails too, the next event starts a new file.
+  Status cutBack(const std::string &Why);
 
+  const std::string Dir;
   std::string Path;
-  std::unique_ptr<data::RecordWriter> Writer;
+  int Fd = -1;
+  bool Closed = false;
+  /// The bytes of whole records in the file.
+  uint64_t Bytes = 0;
+  /// The step of a SessionLog START not yet written, -1 for none.
+  int64_t PendingStart = -1;
 };
 
 } // namespace fastnn::trainer

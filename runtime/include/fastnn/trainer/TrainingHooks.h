@@ -16,6 +16,7 @@
 
 #include "fastnn/runtime/ModelDevice.h"
 #include "fastnn/runtime/ModelTables.h"
+#include "fastnn/trainer/BestEffortOutput.h"
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Hparams.h"
 #include "fastnn/trainer/StepHooks.h"
@@ -39,6 +40,8 @@ public:
   void draw(int64_t Step, int64_t Total, double Eta);
   /// Erases a drawn bar, so that a line can be printed.
   void erase();
+  /// Prints Line ("": nothing) on stdout below the bar.
+  void print(const std::string &Line);
 
 private:
   bool Terminal;
@@ -68,18 +71,21 @@ public:
 };
 
 /// A line every LogEvery steps and at the last step (TrainSteps), with its
-/// TensorBoard scalars in Events when given (LoggingTensorHook); the
-/// progress bar between lines.
+/// TensorBoard scalars in Events when given (LoggingTensorHook), which
+/// begin with a SessionLog START at FirstStep; the progress bar between
+/// lines. Events are a BestEffortOutput.
 class LoggingHook : public StepHook {
 public:
   LoggingHook(int64_t LogEvery, int64_t TrainSteps, int64_t BatchSize,
-              std::unique_ptr<EventWriter> Events, ProgressLine &Progress);
+              int64_t FirstStep, std::unique_ptr<EventWriter> Events,
+              ProgressLine &Progress);
   Status afterStep(const StepResult &Result) override;
   Status end(int64_t LastStep) override;
 
 private:
   const int64_t LogEvery, TrainSteps, BatchSize;
   std::unique_ptr<EventWriter> Events;
+  BestEffortOutput EventsOutput{"TensorBoard events"};
   ProgressLine &Progress;
   const int64_t Start;
   int64_t Steps = 0, WindowStart, WindowSteps = 0;
@@ -116,7 +122,9 @@ struct CheckpointState {
 };
 
 /// Saves the model state every save_checkpoints_steps steps and after the
-/// last one into Dir (CheckpointSaverHook), keeping keep_checkpoint_max.
+/// last one into Dir (CheckpointSaverHook), keeping keep_checkpoint_max. A
+/// checkpoint that cannot be written stops the run (an ioError that says
+/// which checkpoint is intact).
 class CheckpointHook : public PeriodicHook {
 public:
   /// StartPosition: the batches consumed before the run's first step.
@@ -141,10 +149,12 @@ private:
 /// Traces calls of the compiled step (ProfilerHook): a timeline of the
 /// calls that hold a multiple of ProfileEvery (0: none) into Dir, and with
 /// PrintPlacement the ops of the first call and the device they ran on.
+/// Timelines are a BestEffortOutput.
 class TraceHook : public StepHook {
 public:
   TraceHook(std::string Dir, int64_t ProfileEvery, int64_t StepsPerCall,
-            bool PrintPlacement, std::string DeviceName);
+            bool PrintPlacement, std::string DeviceName,
+            ProgressLine &Progress);
   Status beforeCall(int64_t FirstStep) override;
   Status afterCall(const CallSpan &Call) override;
 
@@ -153,6 +163,8 @@ private:
   const int64_t ProfileEvery, StepsPerCall;
   bool PrintPlacement;
   const std::string DeviceName;
+  ProgressLine &Progress;
+  BestEffortOutput Timelines{"timelines"};
   bool Profile = false, Tracing = false;
 };
 
