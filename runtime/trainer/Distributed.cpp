@@ -28,6 +28,7 @@ void joinJob(int &Argc, char **&Argv) {
 Status applyWorker(Hparams &H) {
   if (fnn_comm_size() == 1)
     return Status::success();
+  fnn_comm_set_deadline(static_cast<double>(H.getInt("collective_timeout_s")));
   std::string Rank = std::to_string(fnn_comm_rank());
   if (!H.getBool("enable_paisoar"))
     return Status::error(

@@ -30,7 +30,8 @@ namespace fastnn::trainer {
 void joinJob(int &Argc, char **&Argv);
 
 /// This worker's settings: task_index is its rank (a task_index given
-/// otherwise is an error), and a job of several needs enable_paisoar=True.
+/// otherwise is an error), a job of several needs enable_paisoar=True, and
+/// its collectives get collective_timeout_s as their deadline.
 Status applyWorker(Hparams &H);
 
 bool isChief();

@@ -1,9 +1,11 @@
 //===- Evaluate.cpp - The evaluation pass of train.bin --------------------===//
 
 #include "Evaluate.h"
+#include "Distributed.h"
 
 #include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
+#include "fastnn/trainer/ExactSum.h"
 #include "fastnn/trainer/InputStaging.h"
 #include "fastnn/trainer/TFRecordDataSource.h"
 
@@ -80,6 +82,47 @@ Status Evaluator::load(const std::vector<StateTensor> &From,
                         RestoreMode::Evaluate, Report);
 }
 
+void Evaluator::shareChiefState(int64_t &Step) {
+  int64_t Position = 0;
+  shareState(State, runtime::ArenaAccess(Device, Arena), Step, Position);
+}
+
+namespace {
+
+/// Whether this worker has none of the evaluation files: with fewer files
+/// than workers, the workers beyond them evaluate nothing.
+Status hasNoEvalFiles(const Hparams &H, const InputShard &Shard, bool &None) {
+  None = false;
+  if (Shard.Count == 1 || H.getString("dataset_name") == "mock")
+    return Status::success();
+  std::vector<std::string> Files;
+  if (Status S = listEvalFiles(H, Files); !S.ok())
+    return S;
+  None = Shard.Rank >= static_cast<int64_t>(Files.size());
+  return Status::success();
+}
+
+/// The job's sums: every worker's exact sums of the loss, top-1 and top-5
+/// outputs and its sample count, added up in one int64 allreduce.
+Status addUpWorkers(ExactSum (&Sums)[3], int64_t &Samples) {
+  int64_t Words[3 * ExactSum::Words + 1];
+  for (int I = 0; I < 3; ++I) {
+    Sums[I].normalize();
+    std::copy_n(Sums[I].words(), ExactSum::Words, Words + I * ExactSum::Words);
+  }
+  Words[3 * ExactSum::Words] = Samples;
+  if (fnn_comm_allreduce_sum(Words, 3 * ExactSum::Words + 1, FNN_I64) != 0)
+    return Status::error(
+        workerPrefix() +
+        "cannot add up the workers' evaluations: " + fnn_last_error());
+  for (int I = 0; I < 3; ++I)
+    std::copy_n(Words + I * ExactSum::Words, ExactSum::Words, Sums[I].words());
+  Samples = Words[3 * ExactSum::Words];
+  return Status::success();
+}
+
+} // namespace
+
 Status Evaluator::run(const Hparams &H, EvalResult &Out,
                       std::string &Description) {
   using Clock = std::chrono::steady_clock;
@@ -89,12 +132,20 @@ Status Evaluator::run(const Hparams &H, EvalResult &Out,
       *runtime::findTensorRecord(Io, FNN_IO_INPUT, "images");
   const TensorRecord &Labels =
       *runtime::findTensorRecord(Io, FNN_IO_INPUT, "labels");
+  // Each worker evaluates its share of what one process evaluates (the
+  // files i with i % K == rank, or the mock pool's batches so), and the
+  // exact sums make the job's result that process's to the last bit.
+  const InputShard Shard = trainingShard();
+  bool Idle = false;
+  if (Status S = hasNoEvalFiles(H, Shard, Idle); !S.ok())
+    return S;
   std::unique_ptr<DataSource> Source;
   std::string Line;
-  if (Status S =
-          createDataSource(H, Images.shape, InputSplit::Eval, 0, Source, Line);
-      !S.ok())
-    return S;
+  if (!Idle)
+    if (Status S = createDataSource(H, Images.shape, InputSplit::Eval, 0,
+                                    Source, Line, Shard);
+        !S.ok())
+      return S;
   if (Description.empty())
     Description = Line;
 
@@ -109,8 +160,8 @@ Status Evaluator::run(const Hparams &H, EvalResult &Out,
   const auto *Loss = reinterpret_cast<const float *>(LossOut.data());
   const auto *Top1 = reinterpret_cast<const float *>(Top1Out.data());
   const auto *Top5 = reinterpret_cast<const float *>(Top5Out.data());
-  double LossSum = 0, Top1Sum = 0, Top5Sum = 0;
-  for (;;) {
+  ExactSum Sums[3];
+  for (; Source;) {
     int64_t Size = 0;
     if (Status S = Source->next(Input.images(), Input.labels(), Size); !S.ok())
       return S;
@@ -123,17 +174,19 @@ Status Evaluator::run(const Hparams &H, EvalResult &Out,
       Out->load();
     // Only the batch's real samples count; padding fills the rest.
     for (int64_t I = 0; I < Size; ++I) {
-      LossSum += Loss[I];
-      Top1Sum += Top1[I];
-      Top5Sum += Top5[I];
+      Sums[0].add(Loss[I]);
+      Sums[1].add(Top1[I]);
+      Sums[2].add(Top5[I]);
     }
     Out.Samples += Size;
   }
+  if (Status S = addUpWorkers(Sums, Out.Samples); !S.ok())
+    return S;
   if (Out.Samples == 0)
     return Status::error("the evaluation data is empty (" + Description + ")");
-  Out.Loss = LossSum / static_cast<double>(Out.Samples);
-  Out.Top1 = Top1Sum / static_cast<double>(Out.Samples);
-  Out.Top5 = Top5Sum / static_cast<double>(Out.Samples);
+  Out.Loss = Sums[0].value() / static_cast<double>(Out.Samples);
+  Out.Top1 = Sums[1].value() / static_cast<double>(Out.Samples);
+  Out.Top5 = Sums[2].value() / static_cast<double>(Out.Samples);
   Out.Seconds = std::chrono::duration<double>(Clock::now() - Start).count();
   return Status::success();
 }
@@ -172,6 +225,9 @@ Status EvalHook::act(int64_t Step) {
           Eval->load(arenaTensors(State, Arena, Regions), "the training step");
       !S.ok())
     return S;
+  // The workers' batch-norm statistics differ: all evaluate the chief's,
+  // the ones its checkpoints hold.
+  Eval->shareChiefState(Step);
   EvalResult Result;
   std::string Description;
   if (Status S = Eval->run(H, Result, Description); !S.ok())
@@ -182,7 +238,7 @@ Status EvalHook::act(int64_t Step) {
   Latest = {Step, Result.Top1, Result.Top5, Result.Loss};
   std::printf("%s\n", evalLine(Step, Result).c_str());
   std::fflush(stdout);
-  if (Dir.empty())
+  if (Dir.empty() || !isChief())
     return Status::success();
   if (!Events)
     Events = std::make_unique<EventWriter>(Dir + "/eval");

@@ -50,8 +50,13 @@ public:
   /// (named FromName in errors), checking names, dtypes and shapes.
   Status load(const std::vector<StateTensor> &From,
               const std::string &FromName);
-  /// One pass over the evaluation split. Description (a line for the log)
-  /// is filled on the first call.
+  /// Gives every worker of the job the chief's loaded state and Step.
+  void shareChiefState(int64_t &Step);
+  /// One pass over the evaluation split; in a job of several, every worker
+  /// calls it and evaluates its share (the files i with i % K == rank, or
+  /// the mock pool's batches so), and all get the job's result, which
+  /// equals one process's exactly. Description (a line for the log) is
+  /// filled on the first call.
   Status run(const Hparams &H, EvalResult &Out, std::string &Description);
 
 private:
@@ -64,8 +69,8 @@ private:
 };
 
 /// Evaluates the training state every eval_every_n_iters steps and after
-/// the last one, and writes the results as TensorBoard scalars under
-/// Dir/eval (none without Dir), a BestEffortOutput.
+/// the last one, on every worker, and writes the results (the chief) as
+/// TensorBoard scalars under Dir/eval (none without Dir), a BestEffortOutput.
 class EvalHook : public PeriodicHook {
 public:
   EvalHook(const Hparams &H, std::string Dir,

@@ -54,8 +54,13 @@ MockDataSource::MockDataSource(int64_t BatchSize, int64_t SampleElements,
 Status MockDataSource::next(float *OutImages, int64_t *OutLabels,
                             int64_t &Size) {
   Size = 0;
-  if (OnePass && Given == PoolBatches)
-    return Status::success();
+  if (OnePass) {
+    for (; Given < PoolBatches && Given % PassShare.Count != PassShare.Rank;
+         ++Given)
+      Next = (Next + 1) % PoolBatches;
+    if (Given == PoolBatches)
+      return Status::success();
+  }
   ++Given;
   Size = BatchSize;
   int64_t First = (Next * Shard.Count + Shard.Rank) * BatchSize;

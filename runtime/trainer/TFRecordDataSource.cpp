@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <numeric>
 #include <system_error>
 
 namespace fastnn::trainer {
@@ -238,24 +239,32 @@ Status createDataSource(const Hparams &H,
   int64_t SampleElements = 1;
   for (size_t I = 1; I < ImageShape.size(); ++I)
     SampleElements *= ImageShape[I];
+  // The workers of a job train on slices of the job's batches and evaluate
+  // the pool one process evaluates, a batch each in turn.
+  const bool Eval = Split == InputSplit::Eval;
+  const InputShard PoolShard = Eval ? InputShard() : Shard;
   // num_sample_per_epoch sizes the mock dataset (one batch of it is the
   // fixed batch of an overfitting check); otherwise a default pool.
   int64_t PoolBatches =
       H.isSet("num_sample_per_epoch")
           ? std::max<int64_t>(1, H.getInt("num_sample_per_epoch") /
-                                     (BatchSize * Shard.Count))
+                                     (BatchSize * PoolShard.Count))
           : MockDataSource::DefaultPoolBatches;
   auto Mock = std::make_unique<MockDataSource>(
       BatchSize, SampleElements, H.getInt("num_classes"),
       static_cast<uint64_t>(H.getInt("seed")), PoolBatches,
-      MockDataSource::DefaultPoolBytes, Shard);
+      MockDataSource::DefaultPoolBytes, PoolShard);
   Mock->skip(StartBatch);
-  if (Split == InputSplit::Eval)
-    Mock->endAfterOnePass();
-  Description = Split == InputSplit::Eval
-                    ? "mock data (evaluation: one pass over the pool of " +
-                          std::to_string(Mock->samplesPerEpoch()) + " samples)"
-                    : "mock data";
+  if (Eval)
+    Mock->endAfterOnePass(Shard);
+  Description =
+      Eval ? "mock data (evaluation: one pass over the pool of " +
+                 std::to_string(Mock->samplesPerEpoch()) + " samples" +
+                 (Shard.Count > 1
+                      ? ", batch i on worker i % " + std::to_string(Shard.Count)
+                      : "") +
+                 ")"
+           : "mock data";
   Out = std::move(Mock);
   return Status::success();
 }
@@ -317,8 +326,6 @@ Status TFRecordDataSource::create(const Hparams &H,
                          " classes, more than the model's");
 
   const bool Training = Split == InputSplit::Train;
-  if (!Training)
-    Shard = InputShard();
   Source->Shard = Shard;
   if (Status S = listSplitFiles(H, Split, Source->Files); !S.ok())
     return S;
@@ -334,7 +341,10 @@ Status TFRecordDataSource::create(const Hparams &H,
         return S;
       Shares[F % Shares.size()] += Count;
     }
-    Source->SamplesPerEpoch = *std::min_element(Shares.begin(), Shares.end());
+    // An evaluation reads each worker's files once: all records count.
+    Source->SamplesPerEpoch =
+        Training ? *std::min_element(Shares.begin(), Shares.end())
+                 : std::accumulate(Shares.begin(), Shares.end(), int64_t(0));
     Source->Counted = true;
   }
 
@@ -404,12 +414,15 @@ Status TFRecordDataSource::next(float *Images, int64_t *Labels, int64_t &Size) {
 std::string TFRecordDataSource::describe() const {
   const data::OutputShape &Shape = Input->shape();
   std::string K = std::to_string(Shard.Count);
-  std::string Worker = Shard.Count > 1
-                           ? " for each of " + K + " workers (this one, rank " +
-                                 std::to_string(Shard.Rank) +
-                                 ", reads the files i with i % " + K +
-                                 " == " + std::to_string(Shard.Rank) + ")"
-                           : "";
+  const std::string Mine =
+      "the files i with i % " + K + " == " + std::to_string(Shard.Rank);
+  std::string Worker =
+      Shard.Count == 1 ? ""
+      : Split == InputSplit::Eval
+          ? " shared by " + K + " workers (this one, rank " +
+                std::to_string(Shard.Rank) + ", evaluates " + Mine + ")"
+          : " for each of " + K + " workers (this one, rank " +
+                std::to_string(Shard.Rank) + ", reads " + Mine + ")";
   return DatasetName + (Split == InputSplit::Eval ? " (evaluation)" : "") +
          ": " + std::to_string(Files.size()) + " file" +
          (Files.size() == 1 ? "" : "s") + ", " +

@@ -120,11 +120,13 @@ int exportLatest(const Hparams &H, const std::string &OutputDir,
 }
 
 /// train.bin --eval: the latest checkpoint of the output directory through
-/// the evaluation step.
+/// the evaluation step; under mpirun the chief reads it and every worker
+/// evaluates its share.
 int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
   Checkpoint Latest;
   std::string Path;
-  loadLatestOrFail(H, OutputDir, "--eval", Latest, Path);
+  if (isChief())
+    loadLatestOrFail(H, OutputDir, "--eval", Latest, Path);
 
   std::string Error;
   fnn_device *Device =
@@ -135,8 +137,10 @@ int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
     std::unique_ptr<Evaluator> Eval;
     if (Status S = Evaluator::create(Device, Eval); !S.ok())
       fail(S.message());
-    if (Status S = Eval->load(Latest.Tensors, Path); !S.ok())
-      fail(S.message());
+    if (isChief())
+      if (Status S = Eval->load(Latest.Tensors, Path); !S.ok())
+        fail(S.message());
+    Eval->shareChiefState(Latest.Step);
     std::printf("train.bin: evaluating %s (step %lld)\n", Path.c_str(),
                 static_cast<long long>(Latest.Step));
     std::fflush(stdout);
@@ -148,13 +152,15 @@ int evaluateLatest(const Hparams &H, const std::string &OutputDir) {
     std::printf("%s\n", evalLine(Latest.Step, Result).c_str());
     std::printf("train.bin: evaluated %lld samples in %.2f s\n",
                 static_cast<long long>(Result.Samples), Result.Seconds);
-    EventWriter Events(OutputDir + "/eval");
-    BestEffortOutput EventsOutput("TensorBoard evaluation events");
-    for (const std::string &Line :
-         {EventsOutput.note(Events.scalars(Latest.Step, evalScalars(Result))),
-          EventsOutput.note(Events.close())})
-      if (!Line.empty())
-        std::printf("%s\n", Line.c_str());
+    if (isChief()) {
+      EventWriter Events(OutputDir + "/eval");
+      BestEffortOutput EventsOutput("TensorBoard evaluation events");
+      for (const std::string &Line :
+           {EventsOutput.note(Events.scalars(Latest.Step, evalScalars(Result))),
+            EventsOutput.note(Events.close())})
+        if (!Line.empty())
+          std::printf("%s\n", Line.c_str());
+    }
   }
   fnn_device_destroy(Device);
   return 0;
@@ -284,8 +290,8 @@ int main(int argc, char **argv) {
     std::printf("%s", H.configText().c_str());
     return 0;
   }
-  // Evaluating and exporting are the chief's work.
-  if (!isChief() && (EvaluateOnly || !ExportFile.empty()))
+  // Exporting is the chief's work; every worker evaluates its share.
+  if (!isChief() && !ExportFile.empty())
     return 0;
   if (EvaluateOnly && !ExportFile.empty())
     fail("--eval and --export-onnx are separate runs; give one of them");

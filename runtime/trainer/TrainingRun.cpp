@@ -327,7 +327,7 @@ void TrainingRun::addHooks() {
     Hooks.add(std::make_unique<CheckpointHook>(H, OutputDir, StartPosition,
                                                M.State, arena(),
                                                LatestCheckpoint, Progress));
-  if (Chief && H.getInt("eval_every_n_iters") > 0)
+  if (H.getInt("eval_every_n_iters") > 0)
     Hooks.add(std::make_unique<EvalHook>(H, OutputDir, M.State, arena(),
                                          LatestEval, Progress));
   Hooks.add(std::make_unique<SummaryHook>(

@@ -44,6 +44,8 @@ Status TrainingStep::run(int64_t First, CallSpan &Span,
     Rates[I] = static_cast<float>(Schedule.at(First + I));
   Arena.write(M.Rate.offset, Rates.data(), Rates.size() * sizeof(float));
   Arena.write(M.Step.offset, First);
+  // Names the step in the line of a collective that misses its deadline.
+  fnn_comm_set_step(First);
   fnn_model_run(Arena.arena());
   fnn_device_synchronize(Arena.device());
   if (Sunk)

@@ -20,8 +20,17 @@ slice of each batch). The other commands check one behaviour each:
   sigterm      SIGTERM to worker 1 alone stops both workers after the same
                step with exit 143 and the chief's checkpoint of that step;
                the restart ends as an uninterrupted 2-worker run, bitwise
+  eval         2 workers evaluate (eval_every_n_iters during training, and
+               --eval) what one process evaluates, with the same result:
+               3 TFRecord files of a Fashion-MNIST slice (a model with batch
+               norm, whose statistics differ per worker), 1 file (worker 1
+               has none), and the mock pool
+  stuck-worker worker 1 stopped (SIGSTOP) mid-training with
+               collective_timeout_s=5 ends the job within 5 + 10 s,
+               non-zero, with one line naming rank 1 and the step
 """
 import argparse
+import gzip
 import json
 import os
 import re
@@ -52,6 +61,29 @@ stop_at_step={STEPS}
 log_loss_every_n_iters=1
 save_checkpoints_steps=0
 seed=5
+"""
+
+
+# The evaluation check's data: slices of Debian's Fashion-MNIST, 203 test
+# images (not a multiple of the batch) in 3 files.
+FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
+EVAL_TRAIN_IMAGES, EVAL_TEST_IMAGES, EVAL_FILES = 240, 203, 3
+EVAL_STEPS = 20
+EVAL_HPARAMS = f"""\
+dataset_name=mnist
+num_classes=10
+preprocessing_name=lenet
+use_fp16=False
+optimizer=sgd
+learning_rate=0.05
+learning_rate_decay_type=fixed
+num_epochs=1000
+stop_at_step={EVAL_STEPS}
+log_loss_every_n_iters=5
+save_checkpoints_steps=10
+keep_checkpoint_max=0
+eval_every_n_iters=10
+seed=2
 """
 
 
@@ -122,11 +154,52 @@ def fresh(directory):
     return directory
 
 
+def write_idx_slice(prefix, count, out):
+    images = gzip.open(FASHION_MNIST / f"{prefix}-images-idx3-ubyte.gz").read()
+    labels = gzip.open(FASHION_MNIST / f"{prefix}-labels-idx1-ubyte.gz").read()
+    rows, cols = struct.unpack_from(">II", images, 8)
+    (out / f"{prefix}-images-idx3-ubyte").write_bytes(
+        struct.pack(">IIII", 0x803, count, rows, cols) + images[16:16 + count * rows * cols])
+    (out / f"{prefix}-labels-idx1-ubyte").write_bytes(
+        struct.pack(">II", 0x801, count) + labels[8:8 + count])
+
+
+def setup_eval(args):
+    """The evaluation check's TFRecords and train.bin (a model with batch
+    norm, on 1x28x28 images)."""
+    import torch
+    work = Path(args.work)
+    if not FASHION_MNIST.is_dir():
+        fail(f"{FASHION_MNIST} is missing: install Debian's dataset-fashion-mnist "
+             "(scripts/install-deps.sh)")
+    (work / "idx").mkdir()
+    write_idx_slice("train", EVAL_TRAIN_IMAGES, work / "idx")
+    write_idx_slice("t10k", EVAL_TEST_IMAGES, work / "idx")
+    run([args.fastnn_data, "convert", "--format=idx", f"--input={work / 'idx'}",
+         f"--output={work / 'data'}", "--name=fmnist", f"--shards={EVAL_FILES}",
+         "--no-progress"])
+    tests = sorted((work / "data").glob("*test*"))
+    if len(tests) != EVAL_FILES:
+        fail(f"expected {EVAL_FILES} test files, fastnn-data wrote {tests}")
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 8, 3, stride=2, padding=1), torch.nn.BatchNorm2d(8),
+        torch.nn.ReLU(), torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(16 * 7 * 7, 10))
+    torch.onnx.export(model, torch.zeros(BATCH, 1, 28, 28), str(work / "eval_model.onnx"),
+                      input_names=["images"], output_names=["logits"], opset_version=13,
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.TRAINING)
+    (work / "eval_hp.txt").write_text(EVAL_HPARAMS)
+    run([args.fastnnc, work / "eval_model.onnx", "-o", work / "eval_b.bin", "--hparams",
+         work / "eval_hp.txt", f"--hparam=batch_size={BATCH}"])
+
+
 def setup(args):
     import torch
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    setup_eval(args)
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
@@ -317,12 +390,157 @@ def kill(args):
           f"{elapsed:.1f} s; {named[0].strip()}")
 
 
+EVAL_LINE = re.compile(r"^eval: step=(\d+) samples=(\d+) top1=\S+ top5=\S+ loss=\S+$")
+
+
+def eval_lines(log):
+    """{step: line} of the log's evaluation results."""
+    return {int(m.group(1)): m.group(0) for m in map(EVAL_LINE.match, lines(log)) if m}
+
+
+def evaluate_alone(args, binary, hparams, checkpoint, extra=()):
+    """One process's --eval of the checkpoint, alone in a directory."""
+    directory = fresh(Path(args.work) / "eval-alone")
+    directory.mkdir()
+    shutil.copy(checkpoint, directory)
+    ran = run([Path(args.work) / binary, "--hparams", hparams, f"--train_dir={directory}",
+               "--eval", *extra], env=dict(os.environ, OMP_NUM_THREADS="1"))
+    found = list(eval_lines(ran.stdout).values())
+    if len(found) != 1:
+        fail(f"one process's --eval of {checkpoint} printed {found}:\n{ran.stdout}")
+    return found[0]
+
+
+def expect_same(label, workers_line, alone_line, samples):
+    if workers_line != alone_line or f" samples={samples} " not in workers_line:
+        fail(f"{label}: 2 workers: '{workers_line}'; one process: '{alone_line}' "
+             f"({samples} samples expected)")
+    print(f"{label}: 2 workers and one process: {workers_line}")
+
+
+def evaluation(args):
+    work = Path(args.work)
+    data = [f"--dataset_dir={work / 'data'}"]
+    hparams = work / "eval_hp.txt"
+    directory = fresh(work / "eval-workers")
+    ran = run(mpirun(args, 2, work / "eval_b.bin", "--hparams", hparams,
+                     f"--train_dir={directory}", *data))
+    during = eval_lines(ran.stdout)
+    if sorted(during) != [10, EVAL_STEPS]:
+        fail(f"2 workers evaluated at steps {sorted(during)}, not 10 and {EVAL_STEPS}:\n"
+             f"{ran.stdout[-3000:]}")
+    for step, line in sorted(during.items()):
+        expect_same(f"eval_every_n_iters, step {step} (3 files)", line,
+                    evaluate_alone(args, "eval_b.bin", hparams,
+                                   directory / f"model.ckpt-{step}", data),
+                    EVAL_TEST_IMAGES)
+    # Only the chief writes the evaluation's TensorBoard events.
+    events = list((directory / "eval").glob("events.out.tfevents.*"))
+    if len(events) != 1:
+        fail(f"expected one evaluation event file (the chief's), found {events}")
+    final = directory / f"model.ckpt-{EVAL_STEPS}"
+    alone = evaluate_alone(args, "eval_b.bin", hparams, final, data)
+    ran = run(mpirun(args, 2, work / "eval_b.bin", "--hparams", hparams,
+                     f"--train_dir={directory}", "--eval", *data))
+    found = list(eval_lines(ran.stdout).values())
+    expect_same("--eval (3 files)", found[0] if len(found) == 1 else found, alone,
+                EVAL_TEST_IMAGES)
+    one_file = sorted((work / "data").glob("*test*"))[0]
+    single = [f"--eval_files={one_file}"]
+    alone = evaluate_alone(args, "eval_b.bin", hparams, final, single)
+    ran = run(mpirun(args, 2, work / "eval_b.bin", "--hparams", hparams,
+                     f"--train_dir={directory}", "--eval", *single))
+    found = list(eval_lines(ran.stdout).values())
+    samples = int(EVAL_LINE.match(alone).group(2))
+    expect_same("--eval (1 file: worker 1 has none)", found[0] if len(found) == 1 else found,
+                alone, samples)
+    # The mock pool, in batches taken in turn.
+    mock = fresh(work / "eval-mock")
+    ran = train(args, "train_b.bin", mock, ["--eval_every_n_iters=15",
+                                            "--save_checkpoints_steps=15"], workers=2)
+    during = eval_lines(ran.stdout)
+    if sorted(during) != [15, STEPS]:
+        fail(f"2 workers evaluated the mock pool at steps {sorted(during)}:\n{ran.stdout}")
+    for step, line in sorted(during.items()):
+        expect_same(f"mock pool, step {step}", line,
+                    evaluate_alone(args, "train_b.bin", work / "hp.txt",
+                                   mock / f"model.ckpt-{step}"), 256)
+
+
+def running(pid, within):
+    """Whether the process still runs after `within` seconds (a zombie, killed
+    and not yet reaped by init, does not)."""
+    until = time.monotonic() + within
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            return False
+        if state == "Z":
+            return False
+        if time.monotonic() > until:
+            return True
+        time.sleep(0.1)
+
+
+def stuck_worker(args):
+    work = Path(args.work)
+    timeout = 5
+    cmd = mpirun(args, 2, work / "train_b.bin", "--hparams", work / "hp.txt",
+                 f"--train_dir={fresh(work / 'stuck')}", "--stop_at_step=100000000",
+                 "--num_epochs=100000000", f"--collective_timeout_s={timeout}")
+    job = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    output, stopped = [], None
+    try:
+        for line in job.stdout:
+            output.append(line)
+            if "step 20: loss=" in line:
+                break
+        if job.poll() is not None:
+            fail(f"the job ended before step 20:\n{''.join(output)[-2000:]}")
+        stopped = worker_pid(job, 1)
+        os.kill(stopped, signal.SIGSTOP)
+        since = time.monotonic()
+        try:
+            rest, _ = job.communicate(timeout=timeout + 10)
+        except subprocess.TimeoutExpired:
+            fail(f"the job still ran {timeout + 10} s after worker 1 was stopped "
+                 f"(collective_timeout_s={timeout})")
+        elapsed = time.monotonic() - since
+        output.append(rest)
+    finally:
+        if job.poll() is None:
+            job.kill()
+        if stopped is not None:
+            leftover = running(stopped, within=5)
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.kill(stopped, sig)
+                except ProcessLookupError:
+                    pass
+    log = "".join(output)
+    reports = [line for line in lines(log) if "did not complete" in line]
+    m = re.fullmatch(r"train_b\.bin: error: rank 0 of 2: collective (allreduce|broadcast) at step "
+                     rf"(\d+) did not complete in {timeout} s; ranks not arriving: 1; ending "
+                     r"the job", reports[0]) if len(reports) == 1 else None
+    last = max(losses(log))
+    if job.returncode == 0 or not m or not last <= int(m.group(2)) <= last + 1:
+        fail(f"exit {job.returncode} after {elapsed:.1f} s, reports {reports}, last step "
+             f"logged {last}:\n{log[-3000:]}")
+    if leftover:
+        fail(f"the stopped worker {stopped} outlived the job")
+    print(f"worker 1 (pid {stopped}) stopped after step {last}: exit {job.returncode} after "
+          f"{elapsed:.1f} s (collective_timeout_s={timeout}): {reports[0]}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["setup", "equivalence", "resume", "timeline", "kill",
-                                            "sigterm"])
+                                            "sigterm", "eval", "stuck-worker"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
+    parser.add_argument("--fastnn-data")
     parser.add_argument("--mpirun", default="mpirun")
     parser.add_argument("--mpirun-flags", default="--allow-run-as-root --oversubscribe")
     args = parser.parse_args()
@@ -334,7 +552,8 @@ def main():
         print("FAILED: no reference run: train.distributed.setup has not run or failed")
         sys.exit(1)
     {"setup": setup, "equivalence": equivalence, "resume": resume, "timeline": timeline,
-     "kill": kill, "sigterm": sigterm}[args.command](args)
+     "kill": kill, "sigterm": sigterm, "eval": evaluation,
+     "stuck-worker": stuck_worker}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,11 @@ constexpr std::chrono::seconds AnswerGrace(1);
 /// when they wait in the same collective), before it reports itself.
 constexpr std::chrono::seconds ReportGrace(3);
 
+/// A gap this long between two polls means that this process was not
+/// running (stopped by SIGSTOP, say, until SIGCONT): that time is not the
+/// other workers' delay, and the deadline moves by it.
+constexpr std::chrono::seconds NotRunningGap(1);
+
 using Clock = std::chrono::steady_clock;
 
 } // namespace
@@ -261,7 +266,7 @@ int Communicator::complete(MPI_Request &Request, const char *What) {
   const timespec Interval = {0, 50'000};
   const int64_t Collective = CollectivesStarted.load(std::memory_order_relaxed);
   const double Deadline = DeadlineSeconds.load(std::memory_order_relaxed);
-  const Clock::time_point Start = Clock::now();
+  Clock::time_point Start = Clock::now(), LastPoll = Start;
   for (int Polls = 0;; ++Polls) {
     int Done = 0;
     if (int Code = MPI_Test(&Request, &Done, MPI_STATUS_IGNORE);
@@ -274,8 +279,12 @@ int Communicator::complete(MPI_Request &Request, const char *What) {
     if (Polls < EagerPolls)
       continue;
     answerQuestions();
+    const Clock::time_point Now = Clock::now();
+    if (Now - LastPoll > NotRunningGap)
+      Start += Now - LastPoll;
+    LastPoll = Now;
     if (Deadline > 0 &&
-        std::chrono::duration<double>(Clock::now() - Start).count() > Deadline)
+        std::chrono::duration<double>(Now - Start).count() > Deadline)
       missedDeadline(What, Collective);
     nanosleep(&Interval, nullptr);
   }

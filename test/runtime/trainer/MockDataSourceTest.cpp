@@ -97,6 +97,32 @@ TEST(MockDataSourceTest, OnePassEndsAfterThePool) {
   EXPECT_EQ(Size, 0);
 }
 
+// K workers evaluating one pool: worker r gets the batches i % K == r of
+// the single pass, so together they see each batch once.
+TEST(MockDataSourceTest, WorkersShareOnePass) {
+  MockDataSource Whole(2, 16, 3, 5, /*MaxPoolBatches=*/5);
+  Whole.endAfterOnePass();
+  std::vector<Batch> Pass;
+  for (int I = 0; I < 5; ++I)
+    Pass.push_back(nextBatch(Whole, 2, 16));
+  std::vector<float> Images(32);
+  std::vector<int64_t> Labels(2);
+  for (int64_t Workers : {2, 3, 7}) {
+    for (int64_t Rank = 0; Rank < Workers; ++Rank) {
+      MockDataSource Share(2, 16, 3, 5, 5);
+      Share.endAfterOnePass({Rank, Workers});
+      for (int64_t I = Rank; I < 5; I += Workers) {
+        Batch B = nextBatch(Share, 2, 16);
+        EXPECT_EQ(B.Images, Pass[I].Images) << Workers << " " << Rank;
+        EXPECT_EQ(B.Labels, Pass[I].Labels) << Workers << " " << Rank;
+      }
+      int64_t Size = -1;
+      ASSERT_TRUE(Share.next(Images.data(), Labels.data(), Size).ok());
+      EXPECT_EQ(Size, 0) << Workers << " " << Rank;
+    }
+  }
+}
+
 TEST(MockDataSourceTest, PoolFitsTheByteBudget) {
   // 4 samples of 1000 floats = 16000 bytes a batch; 40000 bytes hold 2.
   MockDataSource Source(4, 1000, 10, 0, 16, 40000);

@@ -65,12 +65,17 @@ public:
   /// Continues where a stream that gave Batches batches stands (a resumed
   /// run).
   void skip(int64_t Batches);
-  /// Ends the stream after one pass over the pool (an evaluation pass).
-  void endAfterOnePass() { OnePass = true; }
+  /// Ends the stream after one pass over the pool (an evaluation pass), of
+  /// which it gives the batches i with i % Share.Count == Share.Rank: the
+  /// K workers of a job evaluate the pool of one process between them.
+  void endAfterOnePass(InputShard Share = {}) {
+    OnePass = true;
+    PassShare = Share;
+  }
 
 private:
   int64_t BatchSize, SampleElements, PoolBatches;
-  InputShard Shard;
+  InputShard Shard, PassShare;
   int64_t Next = 0, Given = 0;
   bool OnePass = false;
   std::vector<float> Images;

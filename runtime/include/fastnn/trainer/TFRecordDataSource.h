@@ -51,7 +51,9 @@ Status countRecords(const std::vector<std::string> &Files, int64_t &Count);
 /// The source dataset_name asks for: synthetic batches (mock; its pool is
 /// also the evaluation set) or the split's TFRecords. The stream starts at
 /// batch StartBatch; Description is a line for the log. A worker of a
-/// data-parallel job reads its Shard of the training split.
+/// data-parallel job reads its Shard of the split: of the training split to
+/// train on a slice of the job's batches, of the evaluation split to
+/// evaluate its part of the records one process evaluates.
 Status createDataSource(const Hparams &H,
                         const std::vector<int64_t> &ImageShape,
                         InputSplit Split, int64_t StartBatch,
@@ -66,8 +68,9 @@ public:
   /// preprocessing adapts it, is refused here. A training stream starts at
   /// batch StartBatch, where a run that consumed StartBatch batches stands:
   /// the records before it are read but not decoded. Worker Shard.Rank of a
-  /// data-parallel job of Shard.Count workers trains on the files whose
-  /// index i in the list has i % Shard.Count == Shard.Rank.
+  /// data-parallel job of Shard.Count workers trains on, or evaluates, the
+  /// files whose index i in the list has i % Shard.Count == Shard.Rank (a
+  /// worker with none is refused: an evaluation leaves it out instead).
   static Status create(const Hparams &H, const std::vector<int64_t> &ImageShape,
                        std::unique_ptr<TFRecordDataSource> &Out,
                        InputSplit Split = InputSplit::Train,
@@ -78,9 +81,10 @@ public:
   /// evaluation after one pass (with its last partial batch).
   Status next(float *Images, int64_t *Labels, int64_t &Size) override;
   /// Training: num_sample_per_epoch when given, else the records of the
-  /// files; evaluation: the records of the files. A worker of a job of K
-  /// counts its share: num_sample_per_epoch / K, or the records of the
-  /// smallest worker's files, so that every worker runs as many steps.
+  /// files; evaluation: the records of all the files. A training worker of
+  /// a job of K counts its share: num_sample_per_epoch / K, or the records
+  /// of the smallest worker's files, so that every worker runs as many
+  /// steps.
   int64_t samplesPerEpoch() const override { return SamplesPerEpoch; }
 
   data::PipelineStats stats() const { return Input->stats(); }
