@@ -194,8 +194,10 @@ void Communicator::finalize() {
         Code = complete(Request, "barrier");
       if (Code != MPI_SUCCESS)
         failed("the barrier before leaving the job", Code);
-      MPI_Cancel(&Question);
-      MPI_Wait(&Question, MPI_STATUS_IGNORE);
+      if (Question != MPI_REQUEST_NULL) {
+        MPI_Cancel(&Question);
+        MPI_Wait(&Question, MPI_STATUS_IGNORE);
+      }
       for (MPI_Request &Answer : AnswerRequests)
         if (Answer != MPI_REQUEST_NULL)
           MPI_Request_free(&Answer);
@@ -291,7 +293,8 @@ int Communicator::complete(MPI_Request &Request, const char *What) {
 }
 
 void Communicator::answerQuestions() {
-  if (Watch == MPI_COMM_NULL)
+  // No question is posted in a job of one, nor after a failed MPI_Irecv.
+  if (Question == MPI_REQUEST_NULL)
     return;
   for (;;) {
     int Asked = 0;
@@ -305,8 +308,10 @@ void Communicator::answerQuestions() {
                 &AnswerRequests[From]);
     }
     if (MPI_Irecv(&QuestionBuffer, 1, MPI_INT64_T, MPI_ANY_SOURCE, QuestionTag,
-                  Watch, &Question) != MPI_SUCCESS)
+                  Watch, &Question) != MPI_SUCCESS) {
+      Question = MPI_REQUEST_NULL;
       return;
+    }
   }
 }
 
