@@ -101,6 +101,10 @@ std::vector<HparamSpec> makeSpecs() {
              "threads that decode and preprocess in parallel"),
       boolKey(Prep, "datasets_use_caching", "False",
               "cache the (compressed) input in memory after the first epoch"),
+      intKey(Prep, "skip_corrupt_records", "0", 0,
+             "damaged records (bad CRC or framing, an Example or image that "
+             "cannot be decoded) each worker skips, each logged and counted "
+             "once; the next one stops the run (0: the first does)"),
 
       enumKey(Model, "task_type", "pretrain", "pretrain,finetune",
               "pretrain from the initial weights or finetune from a "

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -56,8 +57,11 @@ bool isNamedForSplit(InputSplit Split, const std::string &Name) {
 }
 
 /// Counts an uncompressed file by its headers: 8-byte length, 4-byte masked
-/// CRC of the length, then length bytes of data and a 4-byte data CRC.
-Status countUncompressed(const std::string &Path, int64_t &Count) {
+/// CRC of the length, then length bytes of data and a 4-byte data CRC. With
+/// SkipDamaged a broken header ends the count instead of failing it (a
+/// failing system call still fails it).
+Status countUncompressed(const std::string &Path, int64_t &Count,
+                         bool SkipDamaged) {
   std::error_code Ec;
   uint64_t Size = fs::file_size(Path, Ec);
   if (Ec)
@@ -66,6 +70,7 @@ Status countUncompressed(const std::string &Path, int64_t &Count) {
   if (!File)
     return Status::error(Path + ": " + std::strerror(errno));
   Status Result;
+  bool SystemError = false;
   uint64_t Offset = 0;
   while (Offset < Size) {
     unsigned char Header[12];
@@ -97,12 +102,13 @@ Status countUncompressed(const std::string &Path, int64_t &Count) {
     if (fseeko(File, static_cast<off_t>(Offset), SEEK_SET) != 0) {
       Result = Status::error(Path + ": byte offset " + std::to_string(Offset) +
                              ": " + std::strerror(errno));
+      SystemError = true;
       break;
     }
     ++Count;
   }
   std::fclose(File);
-  return Result;
+  return SkipDamaged && !SystemError ? Status::success() : Result;
 }
 
 /// The files of a split: FilesKey's list, or dataset_dir's files (see the
@@ -189,14 +195,15 @@ Status listEvalFiles(const Hparams &H, std::vector<std::string> &Files) {
   return listSplitFiles(H, InputSplit::Eval, Files);
 }
 
-Status countRecords(const std::vector<std::string> &Files, int64_t &Count) {
+Status countRecords(const std::vector<std::string> &Files, int64_t &Count,
+                    bool SkipDamaged) {
   Count = 0;
   for (const std::string &Path : Files) {
     data::Compression Comp;
     if (Status S = data::detectCompression(Path, Comp); !S.ok())
       return S;
     if (Comp == data::Compression::None) {
-      if (Status S = countUncompressed(Path, Count); !S.ok())
+      if (Status S = countUncompressed(Path, Count, SkipDamaged); !S.ok())
         return S;
       continue;
     }
@@ -212,8 +219,13 @@ Status countRecords(const std::vector<std::string> &Files, int64_t &Count) {
       data::RecordReader::Result R = Reader->next(Record, Err);
       if (R == data::RecordReader::Result::End)
         break;
-      if (R == data::RecordReader::Result::Corrupt)
-        return Err;
+      if (R == data::RecordReader::Result::Corrupt) {
+        if (!SkipDamaged)
+          return Err;
+        if (!Reader->canContinue())
+          break;
+        continue;
+      }
       ++Count;
     }
   }
@@ -320,6 +332,7 @@ Status TFRecordDataSource::create(const Hparams &H,
         "(lenet crops or pads, inception, vgg and cifarnet crop and resize)");
 
   Source->NumClasses = H.getInt("num_classes");
+  Source->SkipLimit = H.getInt("skip_corrupt_records");
   if (Spec.NumClasses > Source->NumClasses)
     return Status::error(where(H, "num_classes") + "dataset " + Spec.Name +
                          " has " + std::to_string(Spec.NumClasses) +
@@ -337,7 +350,9 @@ Status TFRecordDataSource::create(const Hparams &H,
     std::vector<int64_t> Shares(static_cast<size_t>(Shard.Count));
     for (size_t F = 0; F < Source->Files.size(); ++F) {
       int64_t Count = 0;
-      if (Status S = countRecords({Source->Files[F]}, Count); !S.ok())
+      if (Status S =
+              countRecords({Source->Files[F]}, Count, Source->SkipLimit > 0);
+          !S.ok())
         return S;
       Shares[F % Shares.size()] += Count;
     }
@@ -376,6 +391,15 @@ Status TFRecordDataSource::create(const Hparams &H,
   Options.NumEpochs = Training ? static_cast<int>(H.getInt("num_epochs")) : 1;
   Options.Seed = static_cast<uint64_t>(H.getInt("seed"));
   Options.StartBatch = static_cast<uint64_t>(StartBatch);
+  Options.SkipCorruptRecords = static_cast<uint64_t>(Source->SkipLimit);
+  Options.SkipCorruptAdvice =
+      Source->SkipLimit == 0
+          ? "; repair or remove the file, or set skip_corrupt_records=N to "
+            "skip up to N damaged records"
+          : " (skip_corrupt_records=" + H.text("skip_corrupt_records") +
+                " from " + H.origin("skip_corrupt_records") +
+                ", counted by each worker): the limit is reached; repair or "
+                "remove the file, or raise skip_corrupt_records";
 
   Status Err;
   Source->Input = data::Pipeline::create(Options, Err);
@@ -388,10 +412,20 @@ Status TFRecordDataSource::create(const Hparams &H,
 Status TFRecordDataSource::next(float *Images, int64_t *Labels, int64_t &Size) {
   data::BatchView View;
   Size = 0;
-  if (Status S = Input->acquire(View); !S.ok())
-    return S;
-  if (View.Size == 0)
+  Status Acquired = Input->acquire(View);
+  // Before an error, so that the log holds every record skipped before it.
+  logSkipped();
+  if (!Acquired.ok())
+    return Acquired;
+  if (View.Size == 0) {
+    if (Split == InputSplit::Eval && skippedRecords() > 0)
+      std::printf("train.bin: the evaluation pass skipped %lld damaged "
+                  "records (skip_corrupt_records=%lld); its samples exclude "
+                  "them\n",
+                  static_cast<long long>(skippedRecords()),
+                  static_cast<long long>(SkipLimit));
     return Status::success();
+  }
   // A spec without num_classes leaves labels unchecked, and a label out of
   // range would index past the logits in the loss.
   for (int I = 0; I < View.Size; ++I)
@@ -409,6 +443,42 @@ Status TFRecordDataSource::next(float *Images, int64_t *Labels, int64_t &Size) {
   Size = View.Size;
   Input->release(View);
   return Status::success();
+}
+
+int64_t TFRecordDataSource::skippedRecords() const {
+  if (SkipLimit == 0)
+    return -1;
+  data::PipelineStats S = Input->stats();
+  return static_cast<int64_t>(S.CorruptRecordsSkipped + S.BadSamplesSkipped);
+}
+
+void TFRecordDataSource::logSkipped() {
+  // A flood of damage must not flood the log: the first ones each get a
+  // line, then one line at most every LogIntervalNs says how many more.
+  constexpr uint64_t LoggedInFull = 10;
+  constexpr int64_t LogIntervalNs = 10'000'000'000;
+  for (const data::SkippedRecord &R : Input->takeSkipped()) {
+    const int64_t Now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::steady_clock::now().time_since_epoch())
+                            .count();
+    if (R.Number > LoggedInFull + 1 && Now - LastLineNs < LogIntervalNs)
+      continue;
+    std::string Line =
+        "train.bin: skipped damaged record " + std::to_string(R.Number) +
+        " of the " + (Split == InputSplit::Eval ? "evaluation" : "training") +
+        " input (skip_corrupt_records=" + std::to_string(SkipLimit) +
+        "): " + R.Message;
+    if (R.Number > LastLogged + 1)
+      Line += " (and " + std::to_string(R.Number - LastLogged - 1) +
+              " more since the previous line)";
+    if (R.Number == LoggedInFull + 1)
+      Line += "; from here on a line every 10 s at most, and the summary "
+              "counts them all";
+    std::printf("%s\n", Line.c_str());
+    LastLogged = R.Number;
+    LastLineNs = Now;
+  }
+  std::fflush(stdout);
 }
 
 std::string TFRecordDataSource::describe() const {
@@ -430,7 +500,10 @@ std::string TFRecordDataSource::describe() const {
          (Counted ? " records" : " samples per epoch (num_sample_per_epoch)") +
          Worker + ", preprocessing " + Preprocessing + ", images " +
          std::to_string(Shape.Channels) + "x" + std::to_string(Shape.Height) +
-         "x" + std::to_string(Shape.Width) + " (CHW)";
+         "x" + std::to_string(Shape.Width) + " (CHW)" +
+         (SkipLimit > 0 ? ", skipping up to " + std::to_string(SkipLimit) +
+                              " damaged records (skip_corrupt_records)"
+                        : "");
 }
 
 } // namespace fastnn::trainer

@@ -136,13 +136,18 @@ Status LoggingHook::afterStep(const StepResult &R) {
   WindowStart = Now;
   WindowSteps = 0;
   WindowWait = 0;
-  if (Events)
-    Progress.print(EventsOutput.note(Events->scalars(
-        R.Step, {{"loss", R.Loss},
-                 {"learning_rate", R.Rate},
-                 {"images_per_second", static_cast<float>(ImagesPerSecond)},
-                 {"top1_accuracy", R.Top1},
-                 {"top5_accuracy", R.Top5}})));
+  if (!Events)
+    return Status::success();
+  std::vector<std::pair<std::string, float>> Scalars = {
+      {"loss", R.Loss},
+      {"learning_rate", R.Rate},
+      {"images_per_second", static_cast<float>(ImagesPerSecond)},
+      {"top1_accuracy", R.Top1},
+      {"top5_accuracy", R.Top5}};
+  if (R.SkippedRecords >= 0)
+    Scalars.push_back(
+        {"data/corrupt_records_skipped", static_cast<float>(R.SkippedRecords)});
+  Progress.print(EventsOutput.note(Events->scalars(R.Step, Scalars)));
   return Status::success();
 }
 
@@ -329,6 +334,10 @@ Status SummaryHook::end(int64_t LastStep) {
     std::printf("; %lld updates skipped on overflow, loss scale %g",
                 static_cast<long long>(LossScale->skippedUpdates()),
                 LossScale->lossScale());
+  if (Last.SkippedRecords >= 0)
+    std::printf("; %lld damaged records skipped by this process "
+                "(skip_corrupt_records)",
+                static_cast<long long>(Last.SkippedRecords));
   if (Eval.Step >= 0)
     std::printf("; eval at step %lld: top1 %.4f, top5 %.4f, loss %.6f",
                 static_cast<long long>(Eval.Step), Eval.Top1, Eval.Top5,

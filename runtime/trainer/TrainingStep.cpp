@@ -53,6 +53,7 @@ Status TrainingStep::run(int64_t First, CallSpan &Span,
   Span.End = fnn_trace_now_ns();
 
   // The outputs hold one value per step of the call.
+  const int64_t SkippedRecords = Source.skippedRecords();
   for (int64_t I = 0; I < Loop; ++I) {
     const int64_t At = I * static_cast<int64_t>(sizeof(float));
     StepResult R;
@@ -67,6 +68,7 @@ Status TrainingStep::run(int64_t First, CallSpan &Span,
       R.Skipped = Arena.read<float>(M.Skipped->offset + At);
     }
     R.WaitSeconds = I == 0 ? WaitSeconds : 0;
+    R.SkippedRecords = SkippedRecords;
     Results.push_back(R);
   }
   return Status::success();

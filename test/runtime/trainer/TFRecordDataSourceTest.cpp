@@ -438,4 +438,220 @@ TEST_F(TFRecordDataSourceTest, LabelsBeyondNumClassesStop) {
       << S.message();
 }
 
+//===----------------------------------------------------------------------===//
+// Damaged records: skip_corrupt_records
+//===----------------------------------------------------------------------===//
+
+/// Byte offsets of the records of an uncompressed file, by their headers.
+std::vector<uint64_t> recordOffsets(const std::string &Path) {
+  std::ifstream In(Path, std::ios::binary);
+  std::string Bytes((std::istreambuf_iterator<char>(In)),
+                    std::istreambuf_iterator<char>());
+  std::vector<uint64_t> Offsets;
+  for (uint64_t At = 0; At + 12 <= Bytes.size();) {
+    uint64_t Length = 0;
+    for (int I = 7; I >= 0; --I)
+      Length = Length << 8 | static_cast<unsigned char>(Bytes[At + I]);
+    Offsets.push_back(At);
+    At += 12 + Length + 4;
+  }
+  return Offsets;
+}
+
+/// Flips a bit of byte Within (from the record's start; -1: the last byte
+/// of its data CRC) of each record Indices of Path.
+void damage(const std::string &Path, const std::vector<int> &Indices,
+            int64_t Within = -1) {
+  std::vector<uint64_t> Offsets = recordOffsets(Path);
+  std::fstream F(Path, std::ios::in | std::ios::out | std::ios::binary);
+  for (int Index : Indices) {
+    uint64_t End = static_cast<size_t>(Index) + 1 < Offsets.size()
+                       ? Offsets[Index + 1]
+                       : std::filesystem::file_size(Path);
+    uint64_t At = Within < 0 ? End - 1 : Offsets[Index] + Within;
+    char C = 0;
+    F.seekg(static_cast<std::streamoff>(At));
+    F.get(C);
+    F.seekp(static_cast<std::streamoff>(At));
+    F.put(static_cast<char>(C ^ 0x10));
+  }
+}
+
+/// Pulls batches until the end or an error, which it returns; Batches gets
+/// how many came.
+Status pullUntilError(DataSource &Source, size_t &Batches) {
+  std::vector<float> Images(Batch * Side * Side);
+  std::vector<int64_t> Labels(Batch);
+  Batches = 0;
+  for (;;) {
+    int64_t Size = 0;
+    if (Status S = Source.next(Images.data(), Labels.data(), Size); !S.ok())
+      return S;
+    if (Size == 0)
+      return Status::success();
+    ++Batches;
+  }
+}
+
+size_t countOf(const std::string &Text, const std::string &Part) {
+  size_t N = 0;
+  for (size_t At = Text.find(Part); At != std::string::npos;
+       At = Text.find(Part, At + 1))
+    ++N;
+  return N;
+}
+
+TEST_F(TFRecordDataSourceTest, SkipCorruptRecordsIsACountAtLeastZero) {
+  for (const char *Bad : {"-1", "1.5", "some"}) {
+    Hparams H;
+    Status S = H.parseText(std::string("skip_corrupt_records=") + Bad + "\n",
+                           "run.txt");
+    ASSERT_FALSE(S.ok()) << Bad;
+    EXPECT_EQ(S.message().find('\n'), std::string::npos) << S.message();
+    EXPECT_EQ(S.message().rfind("run.txt:1: skip_corrupt_records", 0), 0u)
+        << S.message();
+  }
+  EXPECT_EQ(Hparams().getInt("skip_corrupt_records"), 0);
+}
+
+TEST_F(TFRecordDataSourceTest, ADamagedRecordStopsTheInputByDefault) {
+  const std::string File = Dir + "/tiny-train-00000-of-00002.tfrecord";
+  const std::vector<uint64_t> Offsets = recordOffsets(File);
+  damage(File, {3});
+  std::unique_ptr<TFRecordDataSource> Source = create(hparams());
+  ASSERT_TRUE(Source);
+  EXPECT_EQ(Source->skippedRecords(), -1);
+  size_t Batches = 0;
+  Status S = pullUntilError(*Source, Batches);
+  EXPECT_EQ(S.message(), File + ": byte offset " + std::to_string(Offsets[3]) +
+                             ": corrupt record: data CRC mismatch; repair or "
+                             "remove the file, or set skip_corrupt_records=N "
+                             "to skip up to N damaged records");
+  // It lies before the first position: the shuffle buffer still filled.
+  EXPECT_EQ(Batches, 0u);
+}
+
+TEST_F(TFRecordDataSourceTest, DamagedRecordsAreSkippedUpToTheLimit) {
+  const std::string File = Dir + "/tiny-train-00000-of-00002.tfrecord";
+  const std::vector<uint64_t> Offsets = recordOffsets(File);
+  damage(File, {3, 20});
+  const std::string At = File + ": byte offset ";
+
+  ::testing::internal::CaptureStdout();
+  std::unique_ptr<TFRecordDataSource> Source =
+      create(hparams("skip_corrupt_records=2\n"));
+  ASSERT_TRUE(Source);
+  EXPECT_NE(Source->describe().find(
+                "skipping up to 2 damaged records (skip_corrupt_records)"),
+            std::string::npos)
+      << Source->describe();
+  size_t Batches = 0;
+  Status S = pullUntilError(*Source, Batches);
+  std::string Log = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(S.ok()) << S.message();
+  // 62 good records in each of 2 epochs; each damaged one counts once.
+  EXPECT_EQ(Batches, size_t(2 * 62 / Batch));
+  EXPECT_EQ(Source->skippedRecords(), 2);
+  EXPECT_EQ(Log, "train.bin: skipped damaged record 1 of the training input "
+                 "(skip_corrupt_records=2): " +
+                     At + std::to_string(Offsets[3]) +
+                     ": corrupt record: data CRC mismatch\n"
+                     "train.bin: skipped damaged record 2 of the training "
+                     "input (skip_corrupt_records=2): " +
+                     At + std::to_string(Offsets[20]) +
+                     ": corrupt record: data CRC mismatch\n");
+
+  ::testing::internal::CaptureStdout();
+  Source = create(hparams("skip_corrupt_records=1\n"));
+  S = pullUntilError(*Source, Batches);
+  Log = ::testing::internal::GetCapturedStdout();
+  EXPECT_EQ(S.message(),
+            At + std::to_string(Offsets[20]) +
+                ": corrupt record: data CRC mismatch; that is damaged record 2 "
+                "and at most 1 are skipped (skip_corrupt_records=1 from "
+                "test.txt:11, counted by each worker): the limit is reached; "
+                "repair or remove the file, or raise skip_corrupt_records");
+  // The first was skipped and logged before the error.
+  EXPECT_EQ(countOf(Log, "skipped damaged record 1 of"), 1u) << Log;
+  EXPECT_EQ(Source->skippedRecords(), 1);
+}
+
+TEST_F(TFRecordDataSourceTest, AFloodOfDamageIsCountedExactlyAndLoggedLess) {
+  const std::string File = Dir + "/tiny-train-00000-of-00002.tfrecord";
+  std::vector<int> Damaged;
+  for (int I = 0; I < 15; ++I)
+    Damaged.push_back(2 * I);
+  damage(File, Damaged);
+  ::testing::internal::CaptureStdout();
+  std::unique_ptr<TFRecordDataSource> Source =
+      create(hparams("skip_corrupt_records=20\nnum_epochs=1\n"));
+  size_t Batches = 0;
+  Status S = pullUntilError(*Source, Batches);
+  std::string Log = ::testing::internal::GetCapturedStdout();
+  ASSERT_TRUE(S.ok()) << S.message();
+  EXPECT_EQ(Source->skippedRecords(), 15);
+  EXPECT_EQ(countOf(Log, "train.bin: skipped damaged record "), 11u) << Log;
+  EXPECT_EQ(countOf(Log, "record 11 of the training input"), 1u) << Log;
+  EXPECT_EQ(countOf(Log, "from here on a line every 10 s at most"), 1u) << Log;
+}
+
+TEST_F(TFRecordDataSourceTest, AResumedStreamSkipsTheSameRecords) {
+  damage(Dir + "/tiny-train-00000-of-00002.tfrecord", {3, 20});
+  const Hparams H = hparams("skip_corrupt_records=2\n");
+  ::testing::internal::CaptureStdout();
+  Pulled Full = pullAll(*create(H), Side * Side);
+  ASSERT_EQ(Full.Images.size(), size_t(2 * 62 / Batch));
+  for (int64_t Start : {2, 5}) {
+    std::unique_ptr<TFRecordDataSource> Source;
+    Status S = TFRecordDataSource::create(H, {Batch, 1, Side, Side}, Source,
+                                          InputSplit::Train, Start);
+    ASSERT_TRUE(S.ok()) << S.message();
+    Pulled Tail = pullAll(*Source, Side * Side);
+    EXPECT_EQ(Tail.Images, decltype(Full.Images)(Full.Images.begin() + Start,
+                                                 Full.Images.end()));
+    EXPECT_EQ(Tail.Labels, decltype(Full.Labels)(Full.Labels.begin() + Start,
+                                                 Full.Labels.end()));
+    // Reading the records before the start meets the damage again.
+    EXPECT_EQ(Source->skippedRecords(), 2);
+  }
+  ::testing::internal::GetCapturedStdout();
+}
+
+TEST_F(TFRecordDataSourceTest, TheEvaluationPassSaysWhatItSkipped) {
+  damage(Dir + "/tiny-test-00000-of-00001.tfrecord", {2});
+  std::unique_ptr<TFRecordDataSource> Source;
+  ::testing::internal::CaptureStdout();
+  Status S = TFRecordDataSource::create(hparams("skip_corrupt_records=1\n"),
+                                        {Batch, 1, Side, Side}, Source,
+                                        InputSplit::Eval);
+  ASSERT_TRUE(S.ok()) << S.message();
+  Pulled P = pullAll(*Source, Side * Side);
+  std::string Log = ::testing::internal::GetCapturedStdout();
+  ASSERT_EQ(P.Labels.size(), 1u);
+  EXPECT_EQ(P.Labels[0].size(), size_t(NumRecords / 8 - 1));
+  EXPECT_EQ(countOf(Log, "of the evaluation input (skip_corrupt_records=1)"),
+            1u)
+      << Log;
+  EXPECT_EQ(countOf(Log, "train.bin: the evaluation pass skipped 1 damaged "
+                         "records (skip_corrupt_records=1)"),
+            1u)
+      << Log;
+}
+
+TEST_F(TFRecordDataSourceTest, CountingWhileSkippingStopsAtABrokenFraming) {
+  const std::string File = Dir + "/tiny-train-00000-of-00002.tfrecord";
+  damage(File, {5}, 9); // The length CRC.
+  int64_t Count = 0;
+  Status S = countRecords({File}, Count);
+  EXPECT_NE(S.message().find("length CRC mismatch"), std::string::npos)
+      << S.message();
+  ASSERT_TRUE(countRecords({File}, Count, true).ok());
+  EXPECT_EQ(Count, 5);
+  // The run counts 5 + 32 records an epoch and trains on them.
+  std::unique_ptr<TFRecordDataSource> Source =
+      create(hparams("skip_corrupt_records=1\nnum_epochs=1\n"));
+  ASSERT_TRUE(Source);
+  EXPECT_EQ(Source->samplesPerEpoch(), 5 + 32);
+}
+
 } // namespace

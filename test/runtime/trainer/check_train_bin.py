@@ -29,6 +29,11 @@ against it:
                     values, and infer.bin on the export scoring as --eval
   tensorboard       ref's event files through TensorBoard's EventAccumulator
   timeline          ref's timelines through json
+  skip-corrupt      a copy of the data with two records whose data CRC is
+                    damaged: the default stops at the first (file, offset),
+                    skip_corrupt_records=1 at the second, =2 trains and counts
+                    2 in the summary and in TensorBoard; a run killed after a
+                    checkpoint resumes to the same weights
 """
 import argparse
 import gzip
@@ -723,12 +728,125 @@ def timeline(args):
               f"data wait {waits[0]['dur']:.1f} us of a {step['dur']:.1f} us step")
 
 
+def damage_data_crc(path, indices):
+    """Flips a bit of the data CRC of the records `indices` of an
+    uncompressed TFRecord file; returns their byte offsets."""
+    data = bytearray(Path(path).read_bytes())
+    offsets, at = [], 0
+    while at < len(data):
+        (length,) = struct.unpack_from("<Q", data, at)
+        offsets.append(at)
+        at += 12 + length + 4
+    for index in indices:
+        end = offsets[index + 1] if index + 1 < len(offsets) else len(data)
+        data[end - 1] ^= 0x10
+    Path(path).write_bytes(bytes(data))
+    return [offsets[i] for i in indices]
+
+
+SKIP_STEPS = 40  # two checkpoints (save_checkpoints_steps=20), past both damaged records
+
+
+def skip_corrupt(args):
+    work = Path(args.work)
+    data = work / "damaged-data"
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.copytree(work / "data", data)
+    shard = data / "fmnist-train-00000-of-00002.tfrecord"
+    first, second = damage_data_crc(shard, [100, 300])
+
+    def command(directory, *extra, restart=False):
+        if not restart:
+            fresh(directory)
+        return [str(c) for c in (work / "train10.bin", "--hparams", work / "hp.txt",
+                                 f"--dataset_dir={data}", f"--train_dir={directory}",
+                                 f"--stop_at_step={SKIP_STEPS}", *extra)]
+
+    def damaged(offset):
+        return f"{shard}: byte offset {offset}: corrupt record: data CRC mismatch"
+
+    # The default: the first damaged record stops the run, naming it.
+    ran = run(args, command(work / "skip0"), check=False)
+    want = (f"train.bin: error: {damaged(first)}; repair or remove the file, or set "
+            "skip_corrupt_records=N to skip up to N damaged records")
+    if ran.returncode != 1 or want not in ran.stderr.splitlines():
+        fail(f"skip_corrupt_records=0: exit {ran.returncode}, not the line '{want}':\n"
+             f"{ran.stderr[-2000:]}")
+    print(f"default: exit 1 with '{want}'")
+
+    # One allowed: the second stops the run, saying the limit is reached.
+    ran = run(args, command(work / "skip1", "--skip_corrupt_records=1"), check=False)
+    want = (f"train.bin: error: {damaged(second)}; that is damaged record 2 and at most 1 are "
+            "skipped (skip_corrupt_records=1 from --skip_corrupt_records, counted by each "
+            "worker): the limit is reached; repair or remove the file, or raise "
+            "skip_corrupt_records")
+    logged = ("train.bin: skipped damaged record 1 of the training input "
+              f"(skip_corrupt_records=1): {damaged(first)}")
+    if ran.returncode != 1 or want not in ran.stderr.splitlines() or \
+            logged not in ran.stdout.splitlines():
+        fail(f"skip_corrupt_records=1: exit {ran.returncode}, not the lines '{logged}' and "
+             f"'{want}':\n{ran.stdout[-2000:]}\n{ran.stderr[-2000:]}")
+    print(f"skip_corrupt_records=1: '{logged}', then exit 1 with '{want}'")
+
+    # Two allowed: trains, logs both, counts 2 in the summary and in TensorBoard.
+    reference = work / "skip2"
+    ran = run(args, command(reference, "--skip_corrupt_records=2"))
+    (work / "skip2.log").write_text(ran.stdout)
+    skipped = [line for line in ran.stdout.splitlines() if "skipped damaged record" in line]
+    want = [f"train.bin: skipped damaged record {n} of the training input "
+            f"(skip_corrupt_records=2): {damaged(offset)}"
+            for n, offset in ((1, first), (2, second))]
+    if skipped != want:
+        fail(f"skip_corrupt_records=2 logged {skipped}, expected {want}")
+    summary = [line for line in ran.stdout.splitlines() if line.startswith("train.bin: summary:")]
+    if len(summary) != 1 or "; 2 damaged records skipped by this process " \
+            "(skip_corrupt_records)" not in summary[0]:
+        fail(f"the summary does not count 2 skipped records: {summary}")
+    if not final_checkpoint(reference, SKIP_STEPS).exists():
+        fail(f"no {final_checkpoint(reference, SKIP_STEPS)}:\n{ran.stdout[-2000:]}")
+    scalars = tensorboard_scalars(reference)
+    counts = scalars.get("data/corrupt_records_skipped", [])
+    loss_steps = [step for step, _ in scalars["loss"]]
+    values = [v for _, v in counts]
+    if [step for step, _ in counts] != loss_steps or values != sorted(values) or \
+            not values or values[-1] != 2:
+        fail(f"TensorBoard's data/corrupt_records_skipped is {counts} (loss at {loss_steps})")
+    print(f"skip_corrupt_records=2: both logged, the summary and TensorBoard ({counts[-1]}) "
+          "count 2")
+
+    # Killed after its first checkpoint and resumed: the same weights.
+    directory = work / "skip2-resume"
+    proc = subprocess.Popen(command(directory, "--skip_corrupt_records=2"),
+                            stdout=subprocess.PIPE, text=True)
+    killed_after = None
+    for line in proc.stdout:
+        if line.startswith("train.bin: saved checkpoint"):
+            proc.send_signal(signal.SIGKILL)
+            killed_after = line.strip()
+            break
+    proc.stdout.close()
+    if proc.wait() != -signal.SIGKILL or killed_after is None:
+        fail(f"the run was not killed mid-training (exit {proc.returncode})")
+    restarted = run(args, command(directory, "--skip_corrupt_records=2", restart=True))
+    if not re.search(r"resuming \S+ at step 20 \(input position: 20 batches\)",
+                     restarted.stdout):
+        fail(f"killed after '{killed_after}', the restart did not resume step 20:\n"
+             f"{restarted.stdout[:2000]}")
+    compare_with_reference(work, directory, restarted.stdout, reference, SKIP_STEPS)
+    summary = [line for line in restarted.stdout.splitlines()
+               if line.startswith("train.bin: summary:")]
+    if len(summary) != 1 or "; 2 damaged records skipped by this process" not in summary[0]:
+        fail(f"the resumed run's summary does not count the 2 records it read again: {summary}")
+    print("the resumed run counts the 2 damaged records it reads again on its way to the "
+          "resume position")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["setup", "resume", "interrupted-write", "sigterm",
                                             "sigint", "second-signal", "soak-kill", "soak-term",
                                             "finetune", "eval", "export", "tensorboard",
-                                            "timeline"])
+                                            "timeline", "skip-corrupt"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
     parser.add_argument("--fastnn-data")
@@ -746,7 +864,7 @@ def main():
      "sigint": lambda a: stop_by_signal(a, signal.SIGINT), "second-signal": second_signal,
      "soak-kill": lambda a: soak(a, signal.SIGKILL),
      "soak-term": lambda a: soak(a, signal.SIGTERM), "finetune": finetune, "eval": evaluate, "export": export, "tensorboard": tensorboard,
-     "timeline": timeline}[args.command](args)
+     "timeline": timeline, "skip-corrupt": skip_corrupt}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -58,7 +58,10 @@ struct PipelineOptions {
   ElementType Type = ElementType::Float32;
   PreprocessKind Preprocess = PreprocessKind::None;
   bool Training = true;
-  /// Drop a last partial batch (static shapes want full batches).
+  /// Drop a last partial batch (static shapes want full batches); every
+  /// other batch is then full, an undecodable record's place filled with a
+  /// copy of another sample of its batch. Without it the place is closed
+  /// up and the batch is short.
   bool DropRemainder = true;
 
   int NumThreads = 2;           ///< num_preprocessing_threads

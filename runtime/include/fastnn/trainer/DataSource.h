@@ -30,10 +30,14 @@ public:
   /// Writes the next batch: up to BatchSize samples of SampleElements floats
   /// each into Images and their class indices into Labels, and sets Size to
   /// the samples written: BatchSize, fewer only for the last batch of an
-  /// evaluation pass, 0 (nothing written) when the input is exhausted.
+  /// evaluation pass (or one whose damaged records were skipped), 0
+  /// (nothing written) when the input is exhausted.
   virtual Status next(float *Images, int64_t *Labels, int64_t &Size) = 0;
   /// Samples in one epoch, or 0 when the source does not know.
   virtual int64_t samplesPerEpoch() const = 0;
+  /// The damaged records skipped so far (skip_corrupt_records), each
+  /// counted once; -1 for a source that skips none.
+  virtual int64_t skippedRecords() const { return -1; }
 };
 
 /// Synthetic batches that a model can learn: a fixed pool of distinct

@@ -33,6 +33,9 @@ struct StepResult {
   float LossScale = 0, Skipped = 0;
   /// Seconds spent waiting for input since the previous step.
   double WaitSeconds = 0;
+  /// Damaged input records skipped by the end of the step's call
+  /// (skip_corrupt_records); -1 when the input skips none.
+  int64_t SkippedRecords = -1;
 };
 
 /// When one call of the compiled step ran (fnn_trace_now_ns's clock): from

@@ -45,8 +45,12 @@ Status listEvalFiles(const Hparams &H, std::vector<std::string> &Files);
 
 /// Records in the TFRecord files. Uncompressed files are walked by their
 /// record headers (each length CRC checked, the data skipped), so counting
-/// costs a seek per record; compressed ones are read through.
-Status countRecords(const std::vector<std::string> &Files, int64_t &Count);
+/// costs a seek per record; compressed ones are read through. A damaged
+/// record is an error, unless SkipDamaged: then a file's count ends where
+/// its framing does, and a compressed record whose CRC fails is left out,
+/// as the input pipeline skips them.
+Status countRecords(const std::vector<std::string> &Files, int64_t &Count,
+                    bool SkipDamaged = false);
 
 /// The source dataset_name asks for: synthetic batches (mock; its pool is
 /// also the evaluation set) or the split's TFRecords. The stream starts at
@@ -78,7 +82,11 @@ public:
   ~TFRecordDataSource() override;
 
   /// Training ends after num_epochs passes (less a last partial batch),
-  /// evaluation after one pass (with its last partial batch).
+  /// evaluation after one pass (with its last partial batch). With
+  /// skip_corrupt_records, each damaged record skipped gets a line on
+  /// stdout (the first ten, then one every ten seconds at most) and the
+  /// one past the limit is the error; an evaluation ends with a line that
+  /// counts them.
   Status next(float *Images, int64_t *Labels, int64_t &Size) override;
   /// Training: num_sample_per_epoch when given, else the records of the
   /// files; evaluation: the records of all the files. A training worker of
@@ -86,6 +94,8 @@ public:
   /// of the smallest worker's files, so that every worker runs as many
   /// steps.
   int64_t samplesPerEpoch() const override { return SamplesPerEpoch; }
+  /// -1 with skip_corrupt_records=0.
+  int64_t skippedRecords() const override;
 
   data::PipelineStats stats() const { return Input->stats(); }
   const std::vector<std::string> &files() const { return Files; }
@@ -95,6 +105,8 @@ public:
 
 private:
   TFRecordDataSource() = default;
+  /// Prints the lines about the records skipped since the previous call.
+  void logSkipped();
 
   std::unique_ptr<data::Pipeline> Input;
   std::vector<std::string> Files;
@@ -103,6 +115,9 @@ private:
   InputShard Shard;
   int64_t BatchSize = 0, NumClasses = 0, SamplesPerEpoch = 0;
   bool Counted = false;
+  int64_t SkipLimit = 0;
+  uint64_t LastLogged = 0;
+  int64_t LastLineNs = 0;
 };
 
 } // namespace fastnn::trainer
