@@ -9,10 +9,13 @@ std::string BestEffortOutput::note(const Status &Write) {
     if (!Failing)
       return "";
     Failing = false;
-    return "train.bin: " + What + " are written again (" +
-           std::to_string(Dropped) + " dropped)";
+    const int64_t Count = Failed;
+    Failed = 0;
+    return "train.bin: " + What + " are written again after " +
+           std::to_string(Count) +
+           (Count == 1 ? " failed write" : " failed writes");
   }
-  ++Dropped;
+  ++Failed;
   if (Failing)
     return "";
   Failing = true;

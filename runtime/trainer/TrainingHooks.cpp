@@ -203,7 +203,8 @@ Status CheckpointHook::act(int64_t Step) {
                                    : "start again";
     return Status::ioError(
         S.message() + "; training stopped after step " + std::to_string(Step) +
-        ": make room on the disk and " + Resume + " with the same command");
+        "; once the disk has room (or its fault is fixed), " + Resume +
+        " with the same command");
   }
   Latest.Path = Path;
   Latest.Step = Step;

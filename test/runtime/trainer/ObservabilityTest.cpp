@@ -194,9 +194,11 @@ TEST_F(ObservabilityTest, BestEffortOutputWarnsOncePerFailingStretch) {
             "on");
   EXPECT_EQ(Output.note(Full), "");
   EXPECT_EQ(Output.note(Status::success()),
-            "train.bin: timelines are written again (2 dropped)");
+            "train.bin: timelines are written again after 2 failed writes");
   EXPECT_EQ(Output.note(Status::success()), "");
   EXPECT_NE(Output.note(Full), "");
+  EXPECT_EQ(Output.note(Status::success()),
+            "train.bin: timelines are written again after 1 failed write");
 }
 
 TEST_F(ObservabilityTest, ATimelineOnAFullDiskLeavesThePreviousFile) {

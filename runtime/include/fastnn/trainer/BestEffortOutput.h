@@ -34,7 +34,8 @@ public:
 private:
   const std::string What;
   bool Failing = false;
-  int64_t Dropped = 0;
+  /// The failed writes of the current stretch.
+  int64_t Failed = 0;
 };
 
 } // namespace fastnn::trainer
