@@ -70,8 +70,10 @@ def mount_tmpfs(directory, size):
 
 
 def resize_tmpfs(directory, size):
-    result = subprocess.run(["mount", "-o", f"remount,size={size // 1024}k", str(directory)],
-                            capture_output=True, text=True)
+    # With the type and source given: in a user namespace (unshare -rm)
+    # mount(8) cannot look them up.
+    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"remount,size={size // 1024}k",
+                             "tmpfs", str(directory)], capture_output=True, text=True)
     if result.returncode != 0:
         fail(f"cannot resize the tmpfs on {directory}: {result.stderr.strip()}")
 
