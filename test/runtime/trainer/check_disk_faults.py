@@ -327,7 +327,7 @@ def file_size_limit(args):
     loss = e2e.tensorboard_scalars(directory)["loss"]
     if [s for s, _ in loss] != [5, 10, 15, 20]:
         fail(f"TensorBoard reads the loss at steps {[s for s, _ in loss]}")
-    print(f"no checkpoint, no .tmp; TensorBoard reads the loss of steps 5-20")
+    print("no checkpoint, no .tmp; TensorBoard reads the loss of steps 5-20")
 
 
 def main():
