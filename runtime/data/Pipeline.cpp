@@ -1,6 +1,7 @@
 //===- Pipeline.cpp - The prefetching TFRecord input pipeline -------------===//
 
 #include "fastnn/data/Pipeline.h"
+#include "DamagedRecords.h"
 #include "fastnn/data/Image.h"
 #include "fastnn/runtime/AlignedBuffer.h"
 
@@ -35,28 +36,6 @@ struct CachedRecord {
   uint64_t Offset = 0;
 };
 
-/// A damaged record met on the way, waiting to be accounted when the
-/// consumer reaches Pos (see Pipeline.h).
-struct Damage {
-  /// For a record the reader dropped, the position of the record after it.
-  uint64_t Pos = 0;
-  /// The record at Pos itself could not be decoded; else it is one the
-  /// reader dropped before Pos, and those come first, in Order.
-  bool Sample = false;
-  uint64_t Order = 0;
-  int File = -1;
-  uint64_t Offset = 0;
-  std::string Message;
-
-  bool operator<(const Damage &O) const {
-    if (Pos != O.Pos)
-      return Pos < O.Pos;
-    if (Sample != O.Sample)
-      return !Sample;
-    return Order < O.Order;
-  }
-};
-
 struct Slot {
   BatchBuffer Buf;
   int Done = 0;  // Positions finished (written or given up).
@@ -84,8 +63,6 @@ struct Pipeline::Impl {
   uint64_t NextPos = 0;
   /// Records the reader still drops before the first position (StartBatch).
   uint64_t RecordsToSkip = 0;
-  /// The reader's position: records it handed on, the dropped ones too.
-  uint64_t ReaderPos = 0;
   bool EndKnown = false;
   uint64_t EndPos = 0;
   uint64_t ConsumeSeq = 0;
@@ -97,17 +74,12 @@ struct Pipeline::Impl {
   std::vector<runtime::AlignedBuffer> Owned;
   double WaitSeconds = 0;
   uint64_t Batches = 0, Samples = 0;
-  uint64_t BadSamples = 0, CorruptRecords = 0;
   size_t PeakRecordBytes = 0;
-  std::string LastSkip;
-  /// Damage met but not yet accounted, in no particular order.
-  std::vector<Damage> PendingDamage;
-  /// Undecodable records accounted, so that later epochs do not count them
-  /// again (the reader keeps its own set of what it dropped).
-  std::set<std::pair<int, uint64_t>> BadSampleSeen;
-  std::vector<SkippedRecord> SkipLog;
+  DamagedRecords Damaged;
 
-  // Reader thread only: the distinct records it dropped as damaged.
+  // Reader thread only: its position (records it handed on, the dropped
+  // ones too) and the distinct records it dropped as damaged.
+  uint64_t ReaderPos = 0;
   std::set<std::pair<int, uint64_t>> ReaderSeen;
   uint64_t ReaderOrder = 0;
 
@@ -132,43 +104,15 @@ struct Pipeline::Impl {
     SlotFree.notify_all();
     BatchReady.notify_all();
   }
-  void noteDamage(Damage &&D) {
-    std::lock_guard<std::mutex> L(M);
-    PendingDamage.push_back(std::move(D));
-  }
-
-  /// Accounts, in stream order, the damage that lies before position End;
-  /// an error at the first damaged record past the limit.
+  /// Accounts the damage before position End (see DamagedRecords); its
+  /// error stops the pipeline.
   Status accountDamage(uint64_t End) {
-    auto Due = std::partition(PendingDamage.begin(), PendingDamage.end(),
-                              [&](const Damage &D) { return D.Pos < End; });
-    std::sort(PendingDamage.begin(), Due);
-    Status Result;
-    for (auto It = PendingDamage.begin(); It != Due && Result.ok(); ++It) {
-      if (It->Sample && !BadSampleSeen.insert({It->File, It->Offset}).second)
-        continue;
-      const uint64_t Number = CorruptRecords + BadSamples + 1;
-      if (Number > Opt.SkipCorruptRecords) {
-        std::string Msg = It->Message;
-        if (Opt.SkipCorruptRecords > 0)
-          Msg += "; that is damaged record " + std::to_string(Number) +
-                 " and at most " + std::to_string(Opt.SkipCorruptRecords) +
-                 " are skipped";
-        Result = Status::error(Msg + Opt.SkipCorruptAdvice);
-        break;
-      }
-      (It->Sample ? BadSamples : CorruptRecords)++;
-      LastSkip = It->Message;
-      SkippedRecord R{Number, It->Message};
-      if (SkipLog.size() < Pipeline::MaxPendingSkips)
-        SkipLog.push_back(std::move(R));
-      else
-        SkipLog.back() = std::move(R);
+    Status S = Damaged.account(End);
+    if (!S.ok() && Error.ok()) {
+      Error = S;
+      wakeAll();
     }
-    PendingDamage.erase(PendingDamage.begin(), Due);
-    if (!Result.ok() && Error.ok())
-      Error = Result;
-    return Result;
+    return S;
   }
 
   //===--------------------------------------------------------------------===//
@@ -296,8 +240,9 @@ struct Pipeline::Impl {
         // Later epochs meet the same damage (a partially read file is not
         // cached); it counts once.
         if (ReaderSeen.insert({C.File, Out.Offset}).second) {
-          noteDamage({ReaderPos, false, ReaderOrder++, C.File, Out.Offset,
-                      S.message()});
+          std::lock_guard<std::mutex> L(M);
+          Damaged.note({ReaderPos, false, ReaderOrder++, C.File, Out.Offset,
+                        S.message()});
           if (ReaderSeen.size() > Opt.SkipCorruptRecords)
             return -1;
         }
@@ -523,7 +468,7 @@ struct Pipeline::Impl {
       const bool Ok = St.ok();
       std::lock_guard<std::mutex> L(M);
       if (!Ok)
-        PendingDamage.push_back(
+        Damaged.note(
             {Pos, true, 0, R.File, R.Offset, origin(R) + ": " + St.message()});
       S->Valid[Idx] = Ok;
       S->Holes += !Ok;
@@ -708,6 +653,7 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineOptions &Options,
   }
   for (Slot &S : I->Slots)
     S.Valid.assign(O.BatchSize, 0);
+  I->Damaged = DamagedRecords(O.SkipCorruptRecords, O.SkipCorruptAdvice);
   I->RecordsToSkip = O.StartBatch * static_cast<uint64_t>(O.BatchSize);
   I->NextPos = I->RecordsToSkip;
   I->ConsumeSeq = I->ReleasedSeq = O.StartBatch;
@@ -827,8 +773,8 @@ PipelineStats Pipeline::stats() const {
   S.WaitSeconds = I.WaitSeconds;
   S.RecordsRead = I.RecordsRead;
   S.BytesRead = I.BytesRead;
-  S.CorruptRecordsSkipped = I.CorruptRecords;
-  S.BadSamplesSkipped = I.BadSamples;
+  S.CorruptRecordsSkipped = I.Damaged.unreadable();
+  S.BadSamplesSkipped = I.Damaged.undecodable();
   S.ReadyBatches = I.readyBatches();
   S.RecordQueueDepth = I.Queue.size();
   S.ShuffleBufferFill = I.ShuffleFill;
@@ -837,15 +783,13 @@ PipelineStats Pipeline::stats() const {
   S.RingBytes =
       I.Slots.size() * (I.SampleBytes + sizeof(int32_t)) * I.Opt.BatchSize;
   S.PeakRecordBytes = I.PeakRecordBytes;
-  S.LastSkipMessage = I.LastSkip;
+  S.LastSkipMessage = I.Damaged.lastMessage();
   return S;
 }
 
 std::vector<SkippedRecord> Pipeline::takeSkipped() {
   std::lock_guard<std::mutex> L(P->M);
-  std::vector<SkippedRecord> Out;
-  Out.swap(P->SkipLog);
-  return Out;
+  return P->Damaged.takeSkipped();
 }
 
 const OutputShape &Pipeline::shape() const { return P->Opt.Shape; }
