@@ -29,16 +29,24 @@ for pair in libblas.so.3:blas liblapack.so.3:lapack; do
   fi
 done
 
-if [ -s "$root/scripts/requirements.txt" ]; then
-  if [ ! -x "$root/.venv/bin/python" ]; then
-    /usr/bin/python3 -m venv --system-site-packages "$root/.venv"
+# install_venv DIR REQUIREMENTS [VENV-OPTIONS]: the virtual environment DIR
+# holding REQUIREMENTS' pins, reinstalled when that file changes.
+install_venv() {
+  local dir=$1 requirements=$2
+  shift 2
+  [ -s "$requirements" ] || return 0
+  if [ ! -x "$dir/bin/python" ]; then
+    /usr/bin/python3 -m venv "$@" "$dir"
   fi
-  stamp="$root/.venv/.requirements.sha"
-  want=$(sha256sum "$root/scripts/requirements.txt" | cut -d' ' -f1)
+  local stamp="$dir/.requirements.sha" want
+  want=$(sha256sum "$requirements" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-    echo "install-deps: installing Python test oracles into .venv"
-    "$root/.venv/bin/python" -m pip install -q --disable-pip-version-check \
-      -r "$root/scripts/requirements.txt"
+    echo "install-deps: installing $(basename "$requirements") into $(basename "$dir")"
+    "$dir/bin/python" -m pip install -q --disable-pip-version-check -r "$requirements"
     echo "$want" >"$stamp"
   fi
-fi
+}
+install_venv "$root/.venv" "$root/scripts/requirements.txt" --system-site-packages
+# The pinned PyPI onnx (the test oracle of the ONNX importer) in a venv of its
+# own: its pins conflict with tensorflow-cpu's (see requirements-onnx.txt).
+install_venv "$root/.venv-onnx" "$root/scripts/requirements-onnx.txt"

@@ -11,8 +11,6 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/Path.h"
 
-#include "onnx/defs/schema.h"
-
 #include <charconv>
 #include <cstdlib>
 
@@ -32,6 +30,10 @@ NodeImporter::NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
 OpBuilder &NodeImporter::builder() { return graph.builder(); }
 
 LogicalResult NodeImporter::error(const Twine &message) {
+  // An attribute of the wrong type was read as absent: that is the cause of
+  // whatever failed after it.
+  if (!attrTypeError.empty())
+    return emitError(loc) << nodeProto.op_type() << ": " << attrTypeError;
   return emitError(loc) << nodeProto.op_type() << ": " << message;
 }
 
@@ -109,12 +111,48 @@ LogicalResult NodeImporter::requireUnusedOutput(size_t i, StringRef what) {
   return success();
 }
 
-const onnx::AttributeProto *NodeImporter::findAttr(StringRef name) {
-  for (const auto &attr : nodeProto.attribute())
-    if (attr.name() == name) {
-      handledAttrs.insert(name);
+/// Whether the attribute holds a value of `type`. ONNX's checker verifies
+/// this against the operator's schema only for the opsets libonnx knows, so
+/// every read checks it.
+static bool holdsType(const onnx::AttributeProto &attr,
+                      onnx::AttributeProto::AttributeType type) {
+  if (attr.type() != onnx::AttributeProto::UNDEFINED)
+    return attr.type() == type;
+  // IR version 1 left the type out; the field that is set tells it.
+  switch (type) {
+  case onnx::AttributeProto::INT:
+    return attr.has_i();
+  case onnx::AttributeProto::FLOAT:
+    return attr.has_f();
+  case onnx::AttributeProto::STRING:
+    return attr.has_s();
+  case onnx::AttributeProto::TENSOR:
+    return attr.has_t();
+  case onnx::AttributeProto::INTS:
+    return attr.ints_size() > 0;
+  case onnx::AttributeProto::FLOATS:
+    return attr.floats_size() > 0;
+  default:
+    return false;
+  }
+}
+
+const onnx::AttributeProto *
+NodeImporter::findAttr(StringRef name,
+                       onnx::AttributeProto::AttributeType type) {
+  for (const auto &attr : nodeProto.attribute()) {
+    if (attr.name() != name)
+      continue;
+    handledAttrs.insert(name);
+    if (holdsType(attr, type))
       return &attr;
-    }
+    if (attrTypeError.empty())
+      attrTypeError = "attribute '" + name.str() + "' must be of type " +
+                      onnx::AttributeProto::AttributeType_Name(type) +
+                      ", got " +
+                      onnx::AttributeProto::AttributeType_Name(attr.type());
+    return nullptr;
+  }
   return nullptr;
 }
 
@@ -126,7 +164,7 @@ bool NodeImporter::hasAttr(StringRef name) const {
 }
 
 int64_t NodeImporter::intAttr(StringRef name, int64_t defaultValue) {
-  const onnx::AttributeProto *attr = findAttr(name);
+  const onnx::AttributeProto *attr = findAttr(name, onnx::AttributeProto::INT);
   return attr ? attr->i() : defaultValue;
 }
 
@@ -140,35 +178,41 @@ static double widenFloat(float value) {
 }
 
 double NodeImporter::floatAttr(StringRef name, double defaultValue) {
-  const onnx::AttributeProto *attr = findAttr(name);
+  const onnx::AttributeProto *attr =
+      findAttr(name, onnx::AttributeProto::FLOAT);
   return attr ? widenFloat(attr->f()) : defaultValue;
 }
 
 std::string NodeImporter::stringAttr(StringRef name, StringRef defaultValue) {
-  const onnx::AttributeProto *attr = findAttr(name);
+  const onnx::AttributeProto *attr =
+      findAttr(name, onnx::AttributeProto::STRING);
   return attr ? attr->s() : defaultValue.str();
 }
 
 std::optional<SmallVector<int64_t>> NodeImporter::intsAttr(StringRef name) {
-  const onnx::AttributeProto *attr = findAttr(name);
+  const onnx::AttributeProto *attr = findAttr(name, onnx::AttributeProto::INTS);
   if (!attr)
     return std::nullopt;
   return SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
 }
 
 std::optional<SmallVector<float>> NodeImporter::floatsAttr(StringRef name) {
-  const onnx::AttributeProto *attr = findAttr(name);
+  const onnx::AttributeProto *attr =
+      findAttr(name, onnx::AttributeProto::FLOATS);
   if (!attr)
     return std::nullopt;
   return SmallVector<float>(attr->floats().begin(), attr->floats().end());
 }
 
 const onnx::TensorProto *NodeImporter::tensorAttr(StringRef name) {
-  const onnx::AttributeProto *attr = findAttr(name);
+  const onnx::AttributeProto *attr =
+      findAttr(name, onnx::AttributeProto::TENSOR);
   return attr ? &attr->t() : nullptr;
 }
 
 LogicalResult NodeImporter::checkAllAttrsHandled() {
+  if (!attrTypeError.empty())
+    return error(attrTypeError);
   for (const auto &attr : nodeProto.attribute())
     if (!handledAttrs.count(attr.name()))
       return error("unsupported attribute '" + attr.name() + "'");
@@ -347,6 +391,11 @@ LogicalResult GraphImporter::importInitializers() {
     if (std::string error = tensorTypeOf(tensor, elementType, type);
         !error.empty())
       return emitError(fileLoc()) << error;
+    // The code generator fails on parameters of no elements.
+    if (type.getNumElements() == 0 && usedNames.count(tensor.name()))
+      return emitError(fileLoc())
+             << "initializer '" << tensor.name() << "' is an empty tensor "
+             << type << "; fastnn computes on tensors of at least one element";
     if (std::string error = readTensorData(tensor, modelDir, type, data);
         !error.empty())
       return emitError(fileLoc()) << error;
@@ -413,10 +462,7 @@ LogicalResult GraphImporter::importNode(const onnx::NodeProto &node,
     return emitError(loc) << "unsupported ONNX operator '" << node.op_type()
                           << "' (see docs/onnx-support.md for the supported "
                              "operators)";
-  // The model's opset selects the operator's latest version up to it.
-  const onnx::OpSchema *schema = onnx::OpSchemaRegistry::Schema(
-      node.op_type(), static_cast<int>(opset), onnx::ONNX_DOMAIN);
-  int64_t version = schema ? schema->SinceVersion() : 0;
+  int64_t version = selectedVersion(node.op_type(), opset);
   if (!llvm::is_contained(record->versions, version)) {
     InFlightDiagnostic diag = emitError(loc);
     diag << node.op_type() << ": opset " << opset << " selects version "

@@ -141,13 +141,17 @@ private:
   mlir::FailureOr<mlir::Value>
   createInferred(llvm::StringRef opName, mlir::ValueRange operands,
                  llvm::ArrayRef<mlir::NamedAttribute> attributes);
-  const onnx::AttributeProto *findAttr(llvm::StringRef name);
+  /// The attribute `name` if it holds a `type`; one of another type is
+  /// handled, recorded as the node's error and read as absent.
+  const onnx::AttributeProto *
+  findAttr(llvm::StringRef name, onnx::AttributeProto::AttributeType type);
 
   GraphImporter &graph;
   const onnx::NodeProto &nodeProto;
   mlir::Location loc;
   int64_t operatorVersion;
   llvm::StringSet<> handledAttrs;
+  std::string attrTypeError;
 };
 
 using OpImporter = mlir::LogicalResult (*)(NodeImporter &);
@@ -173,6 +177,21 @@ struct OpRecord {
   /// never does.
   llvm::SmallVector<int, 2> statisticInputs = {};
 };
+
+//===----------------------------------------------------------------------===//
+// Operator versions (OperatorVersions.cpp)
+//===----------------------------------------------------------------------===//
+
+/// The newest opset of the default domain that the pinned onnx release
+/// defines (the generated table OperatorVersions.inc).
+int64_t newestOpset();
+
+/// The version of `opType` that a model of `opset` uses: its greatest
+/// since-version not newer than `opset`, or 0 if ONNX defines none by then.
+int64_t selectedVersion(llvm::StringRef opType, int64_t opset);
+
+/// Whether `version` is one of the since-versions ONNX defines for `opType`.
+bool isOperatorVersion(llvm::StringRef opType, int64_t version);
 
 /// The record of an ONNX operator of the default domain, or null.
 const OpRecord *lookupOpRecord(llvm::StringRef opType);
@@ -210,10 +229,11 @@ inline mlir::DenseI64ArrayAttr i64Array(NodeImporter &n,
   return n.builder().getDenseI64ArrayAttr(values);
 }
 
-/// Axes of Squeeze, Unsqueeze and the reductions: an attribute in older
-/// opsets, a constant second input in newer ones (ops/Reduction.cpp).
+/// Axes of Squeeze, Unsqueeze and the reductions: the attribute `axes` in
+/// the operators' older versions, the constant input 1 when `axesInput`
+/// (ops/Reduction.cpp).
 mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
-readAxes(NodeImporter &n);
+readAxes(NodeImporter &n, bool axesInput);
 
 } // namespace fastnn::onnx_import
 

@@ -19,10 +19,17 @@ const OpRecord *lookupOpRecord(llvm::StringRef opType) {
     for (auto family : {convolutionOpRecords, normalizationOpRecords,
                         matrixProductOpRecords, elementwiseOpRecords,
                         reductionOpRecords, shapeOpRecords, constantOpRecords})
-      for (OpRecord &record : family())
+      for (OpRecord &record : family()) {
+        for (int64_t version : record.versions)
+          if (!isOperatorVersion(record.opType, version))
+            llvm::report_fatal_error(
+                "the record of ONNX operator '" + record.opType +
+                "' lists version " + llvm::Twine(version) +
+                ", which OperatorVersions.inc does not define");
         if (!records.try_emplace(record.opType, std::move(record)).second)
           llvm::report_fatal_error("two records for ONNX operator '" +
                                    record.opType + "'");
+      }
     return records;
   }();
   auto it = table.find(opType);

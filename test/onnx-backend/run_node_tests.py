@@ -1,11 +1,17 @@
-"""Runs the ONNX backend node tests of the operators fastnn must support.
+"""Runs the ONNX backend node tests of the operators fastnn supports.
 
-For every generated node test whose operators are all supported, compiles
+The tests are those the pinned onnx generates (generate_node_tests.py, run
+with .venv-onnx). The supported operators are the ones the importer has a
+record for (the `{"<op type>", import...}` lines of frontends/onnx/ops/*.cpp,
+the one list the importer itself consults). For every node test whose nodes
+are all of supported operators of the default domain, compiles
 model.onnx with `fastnnc --mode=infer`, runs the executable on each
 test_data_set's inputs and compares its outputs with the expected ones using
 the backend suite's tolerances (rtol 1e-3, atol 1e-7). Tests listed in
-excluded.txt are skipped with their reason. Prints one line per failure and
-the counts; exits 1 if a test that is not excluded fails.
+excluded.txt are not run and are listed with their reason; an exclusion
+that names no such test is an error, so the list stays exact. Prints one
+line per failure and exclusion, then passed / run / excluded; exits 1 if a
+test that is not excluded fails.
 
 fastnn compiles static shapes, so operands that decide shapes or are
 attributes in disguise (Reshape's shape, Slice's starts/ends/axes/steps,
@@ -30,18 +36,23 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
-# The operators of the CPU-backend issue, and the activations of torchvision's
-# exports (Erf of GELU, HardSigmoid and HardSwish); a test is "of" one of these
-# when its graph's first node is one.
-REQUIRED_OPS = {
-    "Conv", "BatchNormalization", "MaxPool", "AveragePool", "GlobalAveragePool",
-    "GlobalMaxPool", "Gemm", "MatMul", "Relu", "LeakyRelu", "Clip", "Sigmoid",
-    "Tanh", "Softmax", "LogSoftmax", "Add", "Sub", "Mul", "Div", "Sqrt", "Exp",
-    "Log", "Neg", "Abs", "Concat", "Reshape", "Flatten", "Transpose", "Pad",
-    "Dropout", "ReduceMean", "ReduceSum", "ReduceMax", "Identity", "Constant",
-    "Cast", "Squeeze", "Unsqueeze", "Slice", "Gather", "Shape", "Erf",
-    "HardSigmoid", "HardSwish",
-}
+OPS_DIR = Path(__file__).resolve().parents[2] / "frontends" / "onnx" / "ops"
+OP_RECORD = re.compile(r'\{"([A-Za-z0-9]+)",\s*import')
+
+
+def supported_operators(ops_dir):
+    ops = set()
+    for source in sorted(Path(ops_dir).glob("*.cpp")):
+        ops |= set(OP_RECORD.findall(source.read_text()))
+    if not ops:
+        sys.exit(f"no operator records found in {ops_dir}/*.cpp")
+    return ops
+
+
+def is_supported(test_dir, ops):
+    graph = onnx.load(str(test_dir / "model.onnx"), load_external_data=False).graph
+    return all(node.domain in ("", "ai.onnx") and node.op_type in ops
+               for node in graph.node)
 
 
 # fastnnc's errors for a graph input it cannot take at run time: one read
@@ -54,6 +65,11 @@ def read_tensor(path):
     tensor = onnx.TensorProto()
     tensor.ParseFromString(path.read_bytes())
     return numpy_helper.to_array(tensor)
+
+
+def is_integer(value_info):
+    return value_info.type.tensor_type.elem_type in (
+        onnx.TensorProto.INT64, onnx.TensorProto.INT32)
 
 
 def is_bfloat16(value_info):
@@ -134,9 +150,17 @@ def run_test(test_dir, fastnnc, work):
                 error = compile_model(out_dir / "model.onnx", exe, fastnnc)
             needed = NEEDS_CONSTANT.search(error or "")
             name = needed and (needed.group(1) or needed.group(2))
-            if name not in inputs:
+            if name in inputs:
+                constant.add(name)
+                continue
+            # A value computed from graph inputs (an expanded function's
+            # shape arithmetic): its integer inputs are shapes, which an
+            # exporter writes as initializers.
+            integer = {i.name for i in model.graph.input if i.name in inputs
+                       and is_integer(i)} - constant
+            if not name or not integer:
                 break
-            constant.add(name)
+            constant |= integer
         if error:
             return error
         args = [str(exe), "--output-dir", str(out_dir)]
@@ -173,23 +197,25 @@ def main():
     parser.add_argument("--tests", required=True, help="generated node tests")
     parser.add_argument("--fastnnc", required=True)
     parser.add_argument("--excluded", default=str(Path(__file__).with_name("excluded.txt")))
+    parser.add_argument("--ops-dir", default=str(OPS_DIR),
+                        help="the importer's operator records")
     parser.add_argument("--filter", default="", help="only tests containing this")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
 
     exclusions = load_exclusions(args.excluded)
+    ops = supported_operators(args.ops_dir)
+    generated = sorted(Path(args.tests).iterdir())
+    if not generated:
+        sys.exit(f"no node tests in {args.tests}")
+    supported = [t for t in generated if is_supported(t, ops)]
+    stale = sorted(set(exclusions) - {t.name for t in supported})
+    if stale and not args.filter:
+        sys.exit("excluded.txt names tests that are not node tests of supported "
+                 "operators: " + ", ".join(stale))
     selected, excluded = [], []
-    def tested_op(test_dir):
-        """The op a test exercises: its single node's, or for an
-        `_expanded` variant the op of the test it expands."""
-        base = test_dir.parent / test_dir.name.removesuffix("_expanded")
-        if not (base / "model.onnx").exists():
-            return None
-        nodes = onnx.load(str(base / "model.onnx"), load_external_data=False).graph.node
-        return nodes[0].op_type if len(nodes) == 1 else None
-
-    for test_dir in sorted(Path(args.tests).iterdir()):
-        if args.filter not in test_dir.name or tested_op(test_dir) not in REQUIRED_OPS:
+    for test_dir in supported:
+        if args.filter not in test_dir.name:
             continue
         if test_dir.name in exclusions:
             excluded.append((test_dir.name, exclusions[test_dir.name]))
@@ -208,8 +234,10 @@ def main():
     for name, reason in excluded:
         print(f"EXCLUDED {name}: {reason}")
     passed = len(selected) - len(failures)
-    print(f"onnx-node-tests: {passed} passed, {len(failures)} failed, "
-          f"{len(excluded)} skipped")
+    print(f"onnx-node-tests (onnx {onnx.__version__}): {passed} passed / "
+          f"{len(selected)} run, {len(failures)} failed, {len(excluded)} excluded; "
+          f"{len(supported)} of the {len(generated)} node tests are of supported "
+          f"operators")
     sys.exit(1 if failures else 0)
 
 

@@ -65,7 +65,7 @@ LogicalResult importConstant(NodeImporter &n) {
 
 std::vector<OpRecord> constantOpRecords() {
   return {
-      {"Constant", importConstant, {13}},
+      {"Constant", importConstant, {13, 19, 21, 23, 24, 25}},
   };
 }
 

@@ -136,13 +136,16 @@ LogicalResult importAveragePool(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  FailureOr<Window> window = readWindow(n, *type, std::nullopt, false);
+  // Dilations are an attribute from version 19.
+  FailureOr<Window> window =
+      readWindow(n, *type, std::nullopt, n.version() >= 19);
   if (failed(window))
     return failure();
   SmallVector<NamedAttribute> attrs = {
       namedAttr(n, "kernel_shape", i64Array(n, window->kernel)),
       namedAttr(n, "strides", i64Array(n, window->strides)),
-      namedAttr(n, "pads", i64Array(n, window->pads))};
+      namedAttr(n, "pads", i64Array(n, window->pads)),
+      namedAttr(n, "dilations", i64Array(n, window->dilations))};
   if (n.intAttr("ceil_mode", 0))
     attrs.push_back(namedAttr(n, "ceil_mode", n.builder().getUnitAttr()));
   if (n.intAttr("count_include_pad", 0))
@@ -171,11 +174,11 @@ template <typename ReduceOpT> LogicalResult importGlobalPool(NodeImporter &n) {
 
 std::vector<OpRecord> convolutionOpRecords() {
   return {
-      {"AveragePool", importAveragePool, {11}},
-      {"Conv", importConv, {11}},
-      {"GlobalAveragePool", importGlobalPool<ReduceMeanOp>, {1}},
-      {"GlobalMaxPool", importGlobalPool<ReduceMaxOp>, {1}},
-      {"MaxPool", importMaxPool, {12}},
+      {"AveragePool", importAveragePool, {11, 19, 22}},
+      {"Conv", importConv, {11, 22}},
+      {"GlobalAveragePool", importGlobalPool<ReduceMeanOp>, {1, 22}},
+      {"GlobalMaxPool", importGlobalPool<ReduceMaxOp>, {1, 22}},
+      {"MaxPool", importMaxPool, {12, 22}},
   };
 }
 

@@ -89,6 +89,9 @@ LogicalResult importClip(NodeImporter &n) {
       return failure();
     *bound = *value;
   }
+  // ONNX: with min above max every element becomes max.
+  if (lo > hi)
+    lo = hi;
   Builder &b = n.builder();
   return defineResult(
       n, n.create<ClipOp>(*x, {namedAttr(n, "min", b.getF64FloatAttr(lo)),
@@ -182,6 +185,12 @@ LogicalResult importCast(NodeImporter &n) {
   Type to = convertElementType(n.intAttr("to", 0), n.context());
   if (!to)
     return n.error("unsupported target type in attribute 'to'");
+  // Version 19's saturate and 24's round_mode apply to float8 targets only,
+  // which convertElementType refuses.
+  if (n.version() >= 19)
+    (void)n.intAttr("saturate", 1);
+  if (n.version() >= 24)
+    (void)n.stringAttr("round_mode", "up");
   return defineResult(
       n, n.create<CastOp>(*x, {namedAttr(n, "to", TypeAttr::get(to))}));
 }
@@ -192,16 +201,16 @@ std::vector<OpRecord> elementwiseOpRecords() {
   return {
       {"Abs", importUnary<AbsOp>, {13}},
       {"Add", importBinary<AddOp>, {13, 14}},
-      {"Cast", importCast, {13}},
+      {"Cast", importCast, {13, 19, 21, 23, 24, 25, 28}},
       // The bounds are attributes in disguise.
       {"Clip", importClip, {13}, {1, 2}},
       {"Div", importBinary<DivOp>, {13, 14}},
       // The ratio and training_mode decide how the node is compiled.
-      {"Dropout", importDropout, {13}, {1, 2}},
+      {"Dropout", importDropout, {13, 22}, {1, 2}},
       {"Erf", importUnary<ErfOp>, {13}},
       {"Exp", importUnary<ExpOp>, {13}},
-      {"HardSigmoid", importHardSigmoid, {6}},
-      {"HardSwish", importHardSwish, {14}},
+      {"HardSigmoid", importHardSigmoid, {6, 22}},
+      {"HardSwish", importHardSwish, {14, 22}},
       {"LeakyRelu", importLeakyRelu, {6, 16}},
       {"Log", importUnary<LogOp>, {13}},
       {"Max", importVariadic<MaxOp>, {13}},

@@ -17,18 +17,23 @@ using namespace mlir::fastnn;
 namespace fastnn::onnx_import {
 namespace {
 
-/// ReduceSum takes its axes as an input from opset 13, the others from 18;
-/// both forms are accepted.
-template <typename OpT> LogicalResult importReduce(NodeImporter &n) {
+/// The axes are an attribute before `axesInputVersion` (ReduceSum's 13, the
+/// others' 18) and an input from it on, where noop_with_empty_axes makes
+/// empty axes the identity instead of a reduction over every axis.
+template <typename OpT, int64_t axesInputVersion>
+LogicalResult importReduce(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  bool axesInput = n.version() >= axesInputVersion;
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone =
+      readAxes(n, axesInput);
   if (failed(axesOrNone))
     return failure();
   SmallVector<int64_t> rawAxes = axesOrNone->value_or(SmallVector<int64_t>{});
   bool keepdims = n.intAttr("keepdims", 1) != 0;
-  bool noopWithEmptyAxes = n.intAttr("noop_with_empty_axes", 0) != 0;
+  bool noopWithEmptyAxes =
+      axesInput && n.intAttr("noop_with_empty_axes", 0) != 0;
   if (rawAxes.empty() && noopWithEmptyAxes) {
     n.setOutput(0, *n.input(0));
     return success();
@@ -53,24 +58,25 @@ template <typename OpT> LogicalResult importReduce(NodeImporter &n) {
 
 } // namespace
 
-FailureOr<std::optional<SmallVector<int64_t>>> readAxes(NodeImporter &n) {
-  std::optional<SmallVector<int64_t>> axes = n.intsAttr("axes");
-  if (n.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> values = n.constantInts(1);
-    if (failed(values))
-      return failure();
-    axes = *values;
-  }
-  return axes;
+FailureOr<std::optional<SmallVector<int64_t>>> readAxes(NodeImporter &n,
+                                                        bool axesInput) {
+  if (!axesInput)
+    return n.intsAttr("axes");
+  if (!n.hasInput(1))
+    return std::optional<SmallVector<int64_t>>();
+  FailureOr<SmallVector<int64_t>> values = n.constantInts(1);
+  if (failed(values))
+    return failure();
+  return std::optional<SmallVector<int64_t>>(*values);
 }
 
 std::vector<OpRecord> reductionOpRecords() {
   return {
       // Axes (input 1) decide the result's shape.
-      {"ReduceMax", importReduce<ReduceMaxOp>, {13}, {1}},
-      {"ReduceMean", importReduce<ReduceMeanOp>, {13}, {1}},
-      {"ReduceMin", importReduce<ReduceMinOp>, {13}, {1}},
-      {"ReduceSum", importReduce<ReduceSumOp>, {13}, {1}},
+      {"ReduceMax", importReduce<ReduceMaxOp, 18>, {13, 18, 20}, {1}},
+      {"ReduceMean", importReduce<ReduceMeanOp, 18>, {13, 18}, {1}},
+      {"ReduceMin", importReduce<ReduceMinOp, 18>, {13, 18, 20}, {1}},
+      {"ReduceSum", importReduce<ReduceSumOp, 13>, {13}, {1}},
   };
 }
 

@@ -102,7 +102,8 @@ LogicalResult importSqueeze(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone =
+      readAxes(n, /*axesInput=*/true);
   if (failed(axesOrNone))
     return failure();
   std::optional<SmallVector<int64_t>> axes = *axesOrNone;
@@ -133,7 +134,8 @@ LogicalResult importUnsqueeze(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone = readAxes(n);
+  FailureOr<std::optional<SmallVector<int64_t>>> axesOrNone =
+      readAxes(n, /*axesInput=*/true);
   if (failed(axesOrNone))
     return failure();
   std::optional<SmallVector<int64_t>> axes = *axesOrNone;
@@ -173,29 +175,86 @@ LogicalResult importTranspose(NodeImporter &n) {
              *n.input(0), {namedAttr(n, "permutation", i64Array(n, perm))}));
 }
 
+/// Pads with mode 'wrap' (Pad 19): along each axis the result is the input
+/// repeated periodically, built from slices of it and their concatenation
+/// (index i of the padded axis reads input index (i - before) mod size).
+FailureOr<Value> wrapPad(NodeImporter &n, Value input, ArrayRef<int64_t> pads) {
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t before = pads[d], after = pads[d + rank];
+    if (before == 0 && after == 0)
+      continue;
+    auto type = cast<RankedTensorType>(input.getType());
+    int64_t size = type.getDimSize(d);
+    if (size == 0)
+      return n.error("cannot wrap-pad axis " + Twine(d) + " of size 0");
+    SmallVector<Value> pieces;
+    for (int64_t i = -before; i < size + after;) {
+      int64_t from = ((i % size) + size) % size;
+      int64_t length = std::min(size - from, size + after - i);
+      SmallVector<int64_t> offsets(rank, 0), strides(rank, 1);
+      SmallVector<int64_t> shape(type.getShape());
+      offsets[d] = from;
+      shape[d] = length;
+      pieces.push_back(
+          n.fold(SliceOp::create(n.builder(), n.getLoc(), type.clone(shape),
+                                 input, offsets, strides)));
+      i += length;
+    }
+    FailureOr<Value> joined = n.create<ConcatOp>(
+        pieces, {namedAttr(n, "axis", n.builder().getI64IntegerAttr(d))});
+    if (failed(joined))
+      return failure();
+    input = *joined;
+  }
+  return input;
+}
+
+/// Pads are input 1 and the constant value input 2; from version 18 input 3
+/// names the axes the pads are for (the others are not padded), and
+/// version 19 adds mode 'wrap'.
 LogicalResult importPad(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
     return failure();
-  std::optional<SmallVector<int64_t>> pads = n.intsAttr("pads");
-  double value = n.floatAttr("value", 0.0);
-  if (n.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> values = n.constantInts(1);
-    if (failed(values))
-      return failure();
-    pads = *values;
-  }
+  int64_t rank = type->getRank();
+  FailureOr<SmallVector<int64_t>> given = n.constantInts(1);
+  if (failed(given))
+    return failure();
+  double value = 0.0;
   if (n.hasInput(2)) {
     FailureOr<double> fill = n.constantScalar(2);
     if (failed(fill))
       return failure();
     value = *fill;
   }
-  if (!pads)
-    return n.error("expects pads");
-  if (llvm::any_of(*pads, [](int64_t p) { return p < 0; }))
+  SmallVector<int64_t> pads = *given;
+  if (n.version() >= 18 && n.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> axes = n.constantInts(3);
+    if (failed(axes))
+      return failure();
+    if (given->size() != 2 * axes->size())
+      return n.error("expects 2 pads per axis, got " + Twine(given->size()) +
+                     " pads for " + Twine(axes->size()) + " axes");
+    pads.assign(2 * rank, 0);
+    for (auto [i, axis] : llvm::enumerate(*axes)) {
+      FailureOr<int64_t> d = n.normalizeAxis(axis, rank);
+      if (failed(d))
+        return failure();
+      pads[*d] = (*given)[i];
+      pads[*d + rank] = (*given)[i + axes->size()];
+    }
+  } else if (n.hasInput(3)) {
+    return n.error("input 3 (axes) needs Pad version 18 (opset 18)");
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return n.error("expects " + Twine(2 * rank) + " pads for rank " +
+                   Twine(rank) + ", got " + Twine(pads.size()));
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
     return n.error("negative pads (cropping) are not supported; use Slice");
   std::string mode = n.stringAttr("mode", "constant");
+  if (mode == "wrap" && n.version() >= 19)
+    return defineResult(n, wrapPad(n, *n.input(0), pads));
   PadMode padMode;
   if (mode == "constant")
     padMode = PadMode::Constant;
@@ -204,11 +263,12 @@ LogicalResult importPad(NodeImporter &n) {
   else if (mode == "edge")
     padMode = PadMode::Edge;
   else
-    return n.error("unsupported mode '" + mode + "'");
+    return n.error("unsupported mode '" + mode + "'" +
+                   (mode == "wrap" ? " before Pad version 19 (opset 19)" : ""));
   return defineResult(
       n, n.create<PadOp>(
              *n.input(0),
-             {namedAttr(n, "pads", i64Array(n, *pads)),
+             {namedAttr(n, "pads", i64Array(n, pads)),
               namedAttr(n, "mode", PadModeAttr::get(n.context(), padMode)),
               namedAttr(n, "value", n.builder().getF64FloatAttr(value))}));
 }
@@ -330,17 +390,19 @@ LogicalResult importIdentity(NodeImporter &n) {
 
 std::vector<OpRecord> shapeOpRecords() {
   return {
+      // Versions 19 and later only add element types, except where the
+      // importer says otherwise.
       {"Concat", importConcat, {13}},
-      {"Flatten", importFlatten, {13}},
+      {"Flatten", importFlatten, {13, 21, 23, 24, 25}},
       {"Gather", importGather, {13}},
-      {"Identity", importIdentity, {13, 14, 16}},
-      {"Pad", importPad, {13}, {1, 2}},
-      {"Reshape", importReshape, {13, 14}, {1}},
-      {"Shape", importShape, {13, 15}},
+      {"Identity", importIdentity, {13, 14, 16, 19, 21, 23, 24, 25}},
+      {"Pad", importPad, {13, 18, 19, 21, 23, 24, 25}, {1, 2, 3}},
+      {"Reshape", importReshape, {13, 14, 19, 21, 23, 24, 25}, {1}},
+      {"Shape", importShape, {13, 15, 19, 21, 23, 24, 25}},
       {"Slice", importSlice, {13}, {1, 2, 3, 4}},
-      {"Squeeze", importSqueeze, {13}, {1}},
-      {"Transpose", importTranspose, {13}},
-      {"Unsqueeze", importUnsqueeze, {13}, {1}},
+      {"Squeeze", importSqueeze, {13, 21, 23, 24, 25}, {1}},
+      {"Transpose", importTranspose, {13, 21, 23, 24, 25}},
+      {"Unsqueeze", importUnsqueeze, {13, 21, 23, 24, 25}, {1}},
   };
 }
 

@@ -350,14 +350,27 @@ func.func @float_div_by_zero() -> tensor<1xf32> {
 
 // -----
 
-// Constants of different shapes are not broadcast at compile time.
-// CHECK-LABEL: func.func @broadcast_constants_not_folded
-// CHECK: fastnn.add
-func.func @broadcast_constants_not_folded() -> tensor<2xi64> {
+// A splat constant broadcast to the other operand's shape folds (shape
+// arithmetic: a shape divided by a one-element constant).
+// CHECK-LABEL: func.func @broadcast_splat_folded
+// CHECK-NEXT: fastnn.constant dense<[2, 3]> : tensor<2xi64>
+func.func @broadcast_splat_folded() -> tensor<2xi64> {
   %a = fastnn.constant dense<[1, 2]> : tensor<2xi64>
   %b = fastnn.constant dense<1> : tensor<1xi64>
   %0 = fastnn.add %a, %b : (tensor<2xi64>, tensor<1xi64>) -> tensor<2xi64>
   return %0 : tensor<2xi64>
+}
+
+// -----
+
+// Other constants of different shapes are not broadcast at compile time.
+// CHECK-LABEL: func.func @broadcast_constants_not_folded
+// CHECK: fastnn.add
+func.func @broadcast_constants_not_folded() -> tensor<2x2xi64> {
+  %a = fastnn.constant dense<[1, 2]> : tensor<2xi64>
+  %b = fastnn.constant dense<[[1], [2]]> : tensor<2x1xi64>
+  %0 = fastnn.add %a, %b : (tensor<2xi64>, tensor<2x1xi64>) -> tensor<2x2xi64>
+  return %0 : tensor<2x2xi64>
 }
 
 // -----

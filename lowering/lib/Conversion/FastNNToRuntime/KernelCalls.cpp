@@ -192,11 +192,7 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         appendShape(words, pool.getInput());
         appendShape(words, pool.getResult());
         int64_t countIncludePad = 0;
-        SmallVector<int64_t, 2> dilations = {1, 1};
-        if constexpr (isMax)
-          dilations.assign(pool.getDilations().begin(),
-                           pool.getDilations().end());
-        else
+        if constexpr (!isMax)
           countIncludePad = pool.getCountIncludePad();
         llvm::append_values(
             words, dtypeOf(pool.getResult()), layoutWord(pool.getLayout()),
@@ -204,7 +200,7 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         llvm::append_range(words, pool.getKernelShape());
         llvm::append_range(words, pool.getStrides());
         llvm::append_range(words, pool.getPads());
-        llvm::append_range(words, dilations);
+        llvm::append_range(words, pool.getDilations());
         int64_t k =
             createKernel(loc,
                          hasBackwardUser(pool) ? "fnn_pool2d_train_create"

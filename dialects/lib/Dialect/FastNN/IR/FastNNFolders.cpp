@@ -66,15 +66,31 @@ OpFoldResult foldConstantBinary(ArrayRef<Attribute> operands, Type resultType,
                                 FloatFn floatFn, IntFn intFn) {
   DenseElementsAttr lhs = smallDense(operands[0]);
   DenseElementsAttr rhs = smallDense(operands[1]);
-  if (!lhs || !rhs || lhs.getType() != rhs.getType() ||
-      lhs.getType() != resultType)
+  auto shaped = dyn_cast<ShapedType>(resultType);
+  if (!lhs || !rhs || !shaped ||
+      lhs.getElementType() != shaped.getElementType() ||
+      rhs.getElementType() != shaped.getElementType())
     return {};
+  // A splat operand broadcast to the result (shape arithmetic divides a
+  // shape by a one-element constant) folds at the result's shape.
+  auto broadcast = [&](DenseElementsAttr attr) -> DenseElementsAttr {
+    if (attr.getType() == resultType)
+      return attr;
+    if (!attr.isSplat())
+      return {};
+    return DenseElementsAttr::get(shaped, attr.getSplatValue<Attribute>());
+  };
+  lhs = broadcast(lhs);
+  rhs = broadcast(rhs);
+  if (!lhs || !rhs)
+    return {};
+  Attribute same[2] = {lhs, rhs};
   // fastnn has no poison values, hence `void` for the poison attribute.
   if (isa<FloatType>(lhs.getElementType()))
-    return constFoldBinaryOp<FloatAttr, APFloat, void>(operands, resultType,
+    return constFoldBinaryOp<FloatAttr, APFloat, void>(same, resultType,
                                                        floatFn);
   return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(
-      operands, resultType, intFn);
+      same, resultType, intFn);
 }
 
 } // namespace

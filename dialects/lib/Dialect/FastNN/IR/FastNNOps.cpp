@@ -254,8 +254,7 @@ LogicalResult
 AvgPool2DOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
                               Adaptor adaptor,
                               SmallVectorImpl<Type> &inferredReturnTypes) {
-  int64_t noDilation[2] = {1, 1};
-  return inferPoolType<AvgPool2DOp>(loc, adaptor, noDilation,
+  return inferPoolType<AvgPool2DOp>(loc, adaptor, adaptor.getDilations(),
                                     inferredReturnTypes);
 }
 

@@ -166,11 +166,14 @@ def FastNN_AvgPool2DOp : FastNN_Pool2DOp<"avg_pool2d"> {
   let description = [{
     With `count_include_pad` every window divides by the kernel area;
     without it, by the number of input elements the window covers.
+    `dilations` spread the window's taps as ONNX's AveragePool from
+    version 19 does.
   }];
   let arguments = (ins FastNN_FloatTensor:$input,
       FastNN_Pair:$kernel_shape,
       DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$strides,
       DefaultValuedAttr<FastNN_Quad, "{0, 0, 0, 0}">:$pads,
+      DefaultValuedAttr<FastNN_Pair, "{1, 1}">:$dilations,
       UnitAttr:$ceil_mode, UnitAttr:$count_include_pad,
       DefaultValuedAttr<FastNN_LayoutAttr, "::mlir::fastnn::Layout::NCHW">:$layout);
 }
