@@ -6,21 +6,8 @@
 #include "fastnn/runtime/model.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace fastnn::trainer {
-
-namespace {
-
-/// float to bfloat16, rounding to nearest even.
-uint16_t toBfloat16(float Value) {
-  uint32_t Bits;
-  std::memcpy(&Bits, &Value, 4);
-  Bits += 0x7fffu + ((Bits >> 16) & 1u);
-  return static_cast<uint16_t>(Bits >> 16);
-}
-
-} // namespace
 
 InputStaging::InputStaging(const runtime::TensorRecord &ImagesIn,
                            const runtime::TensorRecord &LabelsIn,
@@ -60,7 +47,7 @@ void InputStaging::store(int64_t Size, void *ImagesOut, void *LabelsOut) {
     auto *Out = static_cast<uint16_t *>(ImagesOut);
     for (int64_t I = 0; I < BatchSize * SampleElements; ++I)
       Out[I] = ImagesDtype == FNN_F16 ? runtime::floatToHalf(Images[I])
-                                      : toBfloat16(Images[I]);
+                                      : runtime::floatToBfloat16(Images[I]);
   }
   if (!StagedLabels.empty()) {
     auto *Out = static_cast<int32_t *>(LabelsOut);

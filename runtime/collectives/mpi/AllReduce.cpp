@@ -3,7 +3,8 @@
 // An allreduce kernel holds its job (count, type, sum or mean); start hands
 // it with the bucket's address to the communicator's thread, wait blocks
 // until that thread is done with it. In a job of one process both return
-// at once: the sum and the mean over one process are the input.
+// at once: the sum and the mean over one process are the input. Float16
+// and bfloat16 buckets are reduced in their own type (Communicator.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,15 +46,15 @@ extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
           throw KernelError("op " + std::to_string(D.op) +
                             " is neither sum nor mean");
         Communicator &Comm = Communicator::get();
-        // MPI reduces no half-precision type; a job of one reduces nothing.
-        if (Comm.size() > 1 && D.dtype != FNN_F32 && D.dtype != FNN_F64)
-          throw KernelError("the MPI backend reduces float32 and float64 "
-                            "tensors only");
+        if (D.dtype != FNN_F32 && D.dtype != FNN_F64 && D.dtype != FNN_F16 &&
+            D.dtype != FNN_BF16)
+          throw KernelError("the MPI backend reduces float32, float64, "
+                            "float16 and bfloat16 tensors only");
         auto Kernel = std::make_unique<AllReduceKernel>();
         Kernel->Job.Count = D.count;
-        Kernel->Job.Double = D.dtype == FNN_F64;
+        Kernel->Job.Dtype = D.dtype;
         Kernel->Job.Mean = D.op == FNN_ALLREDUCE_MEAN;
-        Comm.reserve();
+        Comm.reserve(D.count, D.dtype);
         return Kernel;
       },
       [](const fnn_allreduce_desc &D) {

@@ -2,6 +2,7 @@
 
 #include "Communicator.h"
 
+#include "fastnn/runtime/DTypes.h"
 #include "fastnn/runtime/LastError.h"
 #include "fastnn/runtime/abi.h"
 
@@ -208,10 +209,20 @@ void Communicator::finalize() {
   }
 }
 
-void Communicator::reserve() {
+void Communicator::reserve(int64_t Count, int64_t Dtype) {
   if (Size == 1)
     return;
   std::lock_guard<std::mutex> Lock(Mutex);
+  if (Dtype == FNN_F16 || Dtype == FNN_BF16) {
+    // Each worker receives K chunks of at most ceil(piece / K) elements.
+    const int64_t Piece = std::min(Count, MaxCount);
+    const size_t Received = static_cast<size_t>((Piece + Size - 1) / Size) *
+                            static_cast<size_t>(Size);
+    Chunks.resize(std::max(Chunks.size(), Received));
+    for (std::vector<int> *Counts :
+         {&ChunkCounts, &ChunkOffsets, &OwnCounts, &OwnOffsets})
+      Counts->resize(static_cast<size_t>(Size));
+  }
   // Kernels are made at init, when nothing is in flight: the ring can grow
   // without reordering it.
   Queue.resize(Queue.size() + 1);
@@ -378,8 +389,18 @@ void Communicator::missedDeadline(const char *What, int64_t Collective) {
 }
 
 void Communicator::reduce(AllReduceJob &Job) {
-  const size_t ElementBytes = Job.Double ? sizeof(double) : sizeof(float);
-  MPI_Datatype Type = Job.Double ? MPI_DOUBLE : MPI_FLOAT;
+  if (Job.Dtype == FNN_F16 || Job.Dtype == FNN_BF16) {
+    uint16_t *Data = static_cast<uint16_t *>(Job.Buffer);
+    for (int64_t Done = 0; Done < Job.Count;) {
+      int Piece = static_cast<int>(std::min(Job.Count - Done, MaxCount));
+      reduceHalves(Data + Done, Piece, Job.Dtype, Job.Mean);
+      Done += Piece;
+    }
+    return;
+  }
+  const bool Double = Job.Dtype == FNN_F64;
+  const size_t ElementBytes = Double ? sizeof(double) : sizeof(float);
+  MPI_Datatype Type = Double ? MPI_DOUBLE : MPI_FLOAT;
   char *Data = static_cast<char *>(Job.Buffer);
   for (int64_t Done = 0; Done < Job.Count;) {
     int Piece = static_cast<int>(std::min(Job.Count - Done, MaxCount));
@@ -399,7 +420,7 @@ void Communicator::reduce(AllReduceJob &Job) {
   }
   if (!Job.Mean)
     return;
-  if (Job.Double) {
+  if (Double) {
     double Scale = 1.0 / Size;
     double *Values = static_cast<double *>(Job.Buffer);
     for (int64_t I = 0; I < Job.Count; ++I)
@@ -410,6 +431,64 @@ void Communicator::reduce(AllReduceJob &Job) {
     for (int64_t I = 0; I < Job.Count; ++I)
       Values[I] *= Scale;
   }
+}
+
+void Communicator::reduceHalves(uint16_t *Data, int Count, int64_t Dtype,
+                                bool Mean) {
+  using runtime::bfloat16ToFloat;
+  using runtime::floatToBfloat16;
+  using runtime::floatToHalf;
+  using runtime::halfToFloat;
+  float (*ToFloat)(uint16_t) =
+      Dtype == FNN_BF16 ? bfloat16ToFloat : halfToFloat;
+  uint16_t (*FromFloat)(float) =
+      Dtype == FNN_BF16 ? floatToBfloat16 : floatToHalf;
+  // Worker p reduces chunk p, elements [p * Chunk, (p + 1) * Chunk), the
+  // last one shorter (or empty).
+  const int64_t Chunk = (static_cast<int64_t>(Count) + Size - 1) / Size;
+  for (int P = 0; P < Size; ++P) {
+    const int64_t Begin = std::min<int64_t>(P * Chunk, Count);
+    ChunkOffsets[P] = static_cast<int>(Begin);
+    ChunkCounts[P] =
+        static_cast<int>(std::min<int64_t>(Begin + Chunk, Count) - Begin);
+  }
+  const int Own = ChunkCounts[Rank];
+  for (int P = 0; P < Size; ++P) {
+    OwnCounts[P] = Own;
+    OwnOffsets[P] = P * Own;
+  }
+  auto check = [&](int Code) {
+    if (Code != MPI_SUCCESS)
+      failed("the allreduce of " +
+                 std::to_string(static_cast<size_t>(Count) * 2) + " bytes",
+             Code);
+  };
+  MPI_Request Request;
+  starting();
+  int Code =
+      MPI_Ialltoallv(Data, ChunkCounts.data(), ChunkOffsets.data(),
+                     MPI_UINT16_T, Chunks.data(), OwnCounts.data(),
+                     OwnOffsets.data(), MPI_UINT16_T, MPI_COMM_WORLD, &Request);
+  if (Code == MPI_SUCCESS)
+    Code = complete(Request, "allreduce");
+  check(Code);
+  // In rank order from the first worker's value, as a float32 sum would
+  // be (a -0 of every worker stays -0); inf and NaN propagate.
+  const float Scale = 1.0f / static_cast<float>(Size);
+  uint16_t *Reduced = Data + ChunkOffsets[Rank];
+  for (int I = 0; I < Own; ++I) {
+    float Sum = ToFloat(Chunks[static_cast<size_t>(I)]);
+    for (int P = 1; P < Size; ++P)
+      Sum += ToFloat(Chunks[static_cast<size_t>(P) * Own + I]);
+    Reduced[I] = FromFloat(Mean ? Sum * Scale : Sum);
+  }
+  starting();
+  Code = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, Data,
+                         ChunkCounts.data(), ChunkOffsets.data(), MPI_UINT16_T,
+                         MPI_COMM_WORLD, &Request);
+  if (Code == MPI_SUCCESS)
+    Code = complete(Request, "allreduce");
+  check(Code);
 }
 
 void Communicator::failed(const std::string &What, int MpiError) {

@@ -8,6 +8,16 @@
 // non-blocking collectives progress only inside MPI calls, which the
 // compute kernels do not make.
 //
+// Gradients of half-precision types (float16, bfloat16) travel in their
+// own type, half the bytes of float32; MPI has no arithmetic on them, so
+// their sum is a reduce-scatter (an all-to-all of the buckets' chunks),
+// each worker adding up its chunk's K values in float in rank order and
+// rounding once, and an allgather of the rounded chunks. Every element is
+// then the float32 reduction of the same values rounded once to the type,
+// computed by one worker for all, so every worker holds the same bits;
+// a tree of pairwise sums in the narrow type would round log2(K) times
+// and store partial sums that overflow float16 sooner.
+//
 // Every collective, on that thread or the caller's, polls to its end under
 // a deadline (fnn_comm_set_deadline). A worker whose collective misses it
 // asks the others, point to point on a communicator of its own, how many
@@ -40,7 +50,8 @@ namespace fastnn::collectives {
 struct AllReduceJob {
   void *Buffer = nullptr;
   int64_t Count = 0;
-  bool Double = false;
+  /// FNN_F32, FNN_F64, FNN_F16 or FNN_BF16.
+  int64_t Dtype = 0;
   bool Mean = false;
   /// Set by start, cleared by the communication thread; guarded by the
   /// communicator's mutex.
@@ -70,8 +81,8 @@ public:
   void finalize();
 
   /// Makes room for one more job in flight (called at kernel creation, so
-  /// that start never allocates).
-  void reserve();
+  /// that start never allocates), of Count elements of Dtype.
+  void reserve(int64_t Count, int64_t Dtype);
   /// Hands the job to the communication thread.
   void start(AllReduceJob &Job);
   /// Returns once the job is done.
@@ -81,6 +92,9 @@ private:
   Communicator() = default;
   void run();
   void reduce(AllReduceJob &Job);
+  /// The reduce-scatter and allgather of up to INT_MAX float16 or bfloat16
+  /// elements.
+  void reduceHalves(uint16_t *Data, int Count, int64_t Dtype, bool Mean);
   /// Counts a collective about to start, for the others' questions.
   void starting() {
     CollectivesStarted.fetch_add(1, std::memory_order_relaxed);
@@ -124,6 +138,12 @@ private:
   size_t Head = 0, Queued = 0;
   bool Stopping = false;
   std::thread Thread;
+
+  /// The half-precision reduction's chunks as each worker receives them
+  /// (sized for the largest job), and the collectives' counts and
+  /// displacements per worker: the chunks' and this worker's chunk's.
+  std::vector<uint16_t> Chunks;
+  std::vector<int> ChunkCounts, ChunkOffsets, OwnCounts, OwnOffsets;
 };
 
 } // namespace fastnn::collectives

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
@@ -81,6 +82,33 @@ TEST(DTypes, EveryFiniteHalfRoundTrips) {
     if ((Half & 0x7c00u) == 0x7c00u)
       continue; // infinities and NaNs
     ASSERT_EQ(floatToHalf(halfToFloat(Half)), Half) << std::hex << Bits;
+  }
+}
+
+TEST(DTypes, Bfloat16BitsOfKnownValues) {
+  EXPECT_EQ(floatToBfloat16(1.0f), 0x3f80);
+  EXPECT_EQ(floatToBfloat16(-2.0f), 0xc000);
+  EXPECT_EQ(floatToBfloat16(1.0f + std::ldexp(1.0f, -8)), 0x3f80); // tie
+  EXPECT_EQ(floatToBfloat16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3f82);
+  // The largest float rounds past the largest bfloat16.
+  EXPECT_EQ(floatToBfloat16(std::numeric_limits<float>::max()), 0x7f80);
+  EXPECT_EQ(floatToBfloat16(-std::numeric_limits<float>::infinity()), 0xff80);
+  // A NaN whose mantissa rounding would carry stays a NaN.
+  uint32_t NanBits = 0x7fffffffu;
+  float Nan;
+  std::memcpy(&Nan, &NanBits, 4);
+  EXPECT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(Nan))));
+  EXPECT_EQ(bfloat16ToFloat(0x3eab), 0.333984375f);
+}
+
+TEST(DTypes, EveryBfloat16RoundTrips) {
+  for (uint32_t Bits = 0; Bits < 0x10000u; ++Bits) {
+    uint16_t Bfloat16 = static_cast<uint16_t>(Bits);
+    float Value = bfloat16ToFloat(Bfloat16);
+    if (std::isnan(Value))
+      ASSERT_TRUE(std::isnan(bfloat16ToFloat(floatToBfloat16(Value))));
+    else
+      ASSERT_EQ(floatToBfloat16(Value), Bfloat16) << std::hex << Bits;
   }
 }
 

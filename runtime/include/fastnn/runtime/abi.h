@@ -425,6 +425,11 @@ void fnn_comm_finalize(void);
  * compute stream goes on (CPU: on the communicator's thread; CUDA: on the
  * communication stream after an event of the compute stream), and the
  * buffer must not be touched until fnn_allreduce_wait(kernel) returns.
+ * dtype is FNN_F32, FNN_F64, FNN_F16 or FNN_BF16; half-precision buckets
+ * travel in their own type, and each element of the result is the float32
+ * sum (or mean) of the processes' values, in rank order, rounded once to
+ * the type (inf and NaN propagate, a sum past the type's range is inf),
+ * the same bits on every process.
  * Every process starts the same kernels in the same order. A collective
  * that fails (a peer died) prints one line naming this rank and ends the
  * job through fnn_comm_abort. With one process both calls return at once. */

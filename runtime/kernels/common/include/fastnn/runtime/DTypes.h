@@ -2,8 +2,8 @@
 //
 // What every backend and driver needs to know about fnn_dtype and
 // fnn_layout values beyond their numbers: element sizes, names for
-// messages, and float16's bits (which host code converts without help from
-// any kernel library).
+// messages, and the bits of float16 and bfloat16 (which host code converts
+// without help from any kernel library).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,10 @@ float halfToFloat(uint16_t Half);
 /// float to float16 bits, rounding to nearest even; overflow gives infinity
 /// (as the hardware conversion does), NaN stays NaN.
 uint16_t floatToHalf(float Value);
+/// bfloat16 bits to float, exactly (a bfloat16 is a float's top half).
+float bfloat16ToFloat(uint16_t Bfloat16);
+/// float to bfloat16 bits, rounding to nearest even; NaN stays NaN.
+uint16_t floatToBfloat16(float Value);
 
 } // namespace fastnn::runtime
 
