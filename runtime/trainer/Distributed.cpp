@@ -5,6 +5,7 @@
 #include "TrainingRun.h"
 
 #include "fastnn/runtime/abi.h"
+#include "fastnn/runtime/model.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -72,6 +73,44 @@ void shareState(const std::vector<runtime::TensorRecord> &State,
          fnn_last_error());
   Step = Counters[0];
   Position = Counters[1];
+}
+
+void checkWorkersAgree(const std::vector<runtime::TensorRecord> &State,
+                       const runtime::ArenaAccess &Arena, int64_t Step) {
+  if (fnn_comm_size() == 1)
+    return;
+  // FNV-1a over the bytes every worker must hold alike.
+  uint64_t Digest = 0xcbf29ce484222325u;
+  for (const runtime::TensorRecord &Record : State) {
+    if (Record.kind == FNN_STATE_STATISTIC)
+      continue;
+    runtime::HostRegion Region(Arena, Record);
+    Region.load();
+    for (size_t I = 0; I < Region.size(); ++I)
+      Digest = (Digest ^ Region.data()[I]) * 0x100000001b3u;
+  }
+  uint64_t ChiefDigest = Digest;
+  int64_t Differing = 0;
+  bool Ok = fnn_comm_broadcast(&ChiefDigest, sizeof(ChiefDigest), 0) == 0;
+  Differing = Digest != ChiefDigest;
+  Ok = Ok && fnn_comm_allreduce_sum(&Differing, 1, FNN_I64) == 0;
+  if (!Ok)
+    fail(workerPrefix() +
+         "cannot compare the model state with the other "
+         "workers': " +
+         fnn_last_error());
+  if (!isChief())
+    return;
+  if (Differing != 0)
+    fail("after step " + std::to_string(Step) + ", " +
+         std::to_string(Differing) + " of the " +
+         std::to_string(fnn_comm_size()) +
+         " workers hold trainable parameters, optimizer slots or a loss "
+         "scale other than the chief's: the workers diverged");
+  std::printf("train.bin: all %lld workers end step %lld with the chief's "
+              "parameters, optimizer slots and loss scale\n",
+              static_cast<long long>(fnn_comm_size()),
+              static_cast<long long>(Step));
 }
 
 int agreeOnStop(int Signal) {

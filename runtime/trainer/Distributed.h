@@ -44,6 +44,15 @@ void shareState(const std::vector<runtime::TensorRecord> &State,
                 const runtime::ArenaAccess &Arena, int64_t &Step,
                 int64_t &Position);
 
+/// Ends the job unless every worker ends step Step with the chief's
+/// trainable parameters and slots (optimizer state, the loss scale), the
+/// invariant of data-parallel training that a worker deciding alone (an
+/// update the others skipped on overflow) would break; batch-norm
+/// statistics are each worker's own. A job of several compares one digest
+/// per worker and the chief says so in one line; a job of one nothing.
+void checkWorkersAgree(const std::vector<runtime::TensorRecord> &State,
+                       const runtime::ArenaAccess &Arena, int64_t Step);
+
 /// The signal that asks the job to stop: the first worker's, in rank order,
 /// that received one (Signal on this worker, 0 for none), so that every
 /// worker stops after the same step. A job of several exchanges one int per

@@ -383,6 +383,8 @@ int TrainingRun::run() {
                 static_cast<long long>(End.LastStep),
                 static_cast<long long>(H.getInt("num_epochs")));
   }
+  Progress.erase();
+  checkWorkersAgree(M.State, arena(), End.LastStep);
   if (Status S = Hooks.end(End.LastStep); !S.ok())
     fail(S);
   return 0;

@@ -51,13 +51,14 @@ func.func @buckets(%x0: tensor<64xf32>, %x1: tensor<128xf32>, %x2: tensor<256xf3
 // -----
 
 // One collective reduces one buffer of one element type one way: kinds and
-// element types do not mix, and a change closes the bucket.
+// element types do not mix, and each pair of them fills its own bucket, so
+// that the f32 means on either side of an f16 one (mixed precision's
+// gradients) still share one.
 
 // DEFAULT-LABEL: func.func @kinds_and_types
-// DEFAULT-NEXT: fastnn.allreduce mean %arg0 : tensor<4xf32>
 // DEFAULT-NEXT: fastnn.allreduce mean %arg1 : tensor<4xf16>
 // DEFAULT-NEXT: fastnn.allreduce sum %arg2 : tensor<4xf32>
-// DEFAULT-NEXT: fastnn.allreduce mean %arg3, %arg4 : tensor<4xf32>, tensor<4xf32>
+// DEFAULT-NEXT: fastnn.allreduce mean %arg0, %arg3, %arg4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 // DEFAULT-NEXT: return
 func.func @kinds_and_types(%a: tensor<4xf32>, %b: tensor<4xf16>, %c: tensor<4xf32>, %d: tensor<4xf32>, %e: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %ra = fastnn.allreduce mean %a : tensor<4xf32>

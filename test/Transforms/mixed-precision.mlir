@@ -126,3 +126,44 @@ func.func @pool_backward(%x: tensor<1x2x4x4xf32>, %w: tensor<2x2x1x1xf32>, %g: t
   %d = fastnn.pool2d_backward %p, %g : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x4x4xf32>
   return %p, %d : tensor<1x2x2x2xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A gradient widened from the low type and then only scaled and shifted by
+// values every worker shares (the loss scale's factor, a parameter's weight
+// decay) is averaged over the workers in the low type: the allreduce moves
+// onto the low value right where it is complete, and the f32 steps repeat
+// on its mean right before its first reader (the return). A gradient that also depends on a
+// worker's own input (%x) stays an f32 mean.
+
+// CHECK-LABEL: func.func @low_means(
+// CHECK: %[[G:.*]] = fastnn.matmul {{.*}} -> tensor<4x8xbf16>
+// CHECK-NEXT: %[[M:.*]] = fastnn.allreduce mean %[[G]] : tensor<4x8xbf16>
+// CHECK: %[[X:.*]] = fastnn.allreduce mean %{{.*}} : tensor<4x8xf32>
+// CHECK-NEXT: %[[M32:.*]] = fastnn.cast %[[M]] {to = f32} : tensor<4x8xbf16> -> tensor<4x8xf32>
+// CHECK-NEXT: %[[MS:.*]] = fastnn.mul %[[M32]], %{{.*}} : (tensor<4x8xf32>, tensor<f32>)
+// CHECK-NEXT: %[[R:.*]] = fastnn.add %[[MS]], %{{.*}} : (tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NEXT: return %[[R]], %[[X]]
+
+// F16-LABEL: func.func @low_means(
+// F16: fastnn.allreduce mean %{{.*}} : tensor<4x8xf16>
+
+// F32-LABEL: func.func @low_means(
+// F32-COUNT-2: fastnn.allreduce mean %{{.*}} : tensor<4x8xf32>
+fastnn.parameter @w trainable = dense<0.1> : tensor<4x8xf32>
+fastnn.parameter @scale slot = dense<1.0> : tensor<f32>
+func.func @low_means(%a: tensor<2x4xf32>, %b: tensor<2x8xf32>, %x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %w = fastnn.param @w : tensor<4x8xf32>
+  %s = fastnn.param @scale : tensor<f32>
+  %one = fastnn.constant dense<1.0> : tensor<f32>
+  %inv = fastnn.div %one, %s : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  %decay = fastnn.constant dense<1.0e-4> : tensor<f32>
+  %g = fastnn.matmul %a, %b {transpose_a} : (tensor<2x4xf32>, tensor<2x8xf32>) -> tensor<4x8xf32>
+  %gs = fastnn.mul %g, %inv : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %wd = fastnn.mul %w, %decay : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  %grad = fastnn.add %gs, %wd : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %mean = fastnn.allreduce mean %grad : tensor<4x8xf32>
+  %gx = fastnn.add %gs, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %meanx = fastnn.allreduce mean %gx : tensor<4x8xf32>
+  return %mean, %meanx : tensor<4x8xf32>, tensor<4x8xf32>
+}

@@ -28,6 +28,15 @@ slice of each batch). The other commands check one behaviour each:
   stuck-worker worker 1 stopped (SIGSTOP) mid-training with
                collective_timeout_s=5 ends the job within 5 + 10 s,
                non-zero, with one line naming rank 1 and the step
+  half-precision
+               precision=fp16 and bf16 (their gradients reduced in their own
+               type): 2 workers of batch B log the loss of one process of
+               batch 2B of the same precision at every step and end with its
+               weights, within the precision's own rounding (see
+               HALF_WEIGHT_FACTOR); and fp16 from a loss scale of 1e9,
+               whose first steps overflow: the chief logs the skipped steps
+               with a halving scale, and every worker ends with the chief's
+               parameters and loss scale (train.bin compares them)
 """
 import argparse
 import gzip
@@ -63,6 +72,19 @@ save_checkpoints_steps=0
 seed=5
 """
 
+
+# Half precision: one worker's gradient of batch B and the reduced one are
+# each rounded to the type (relative 2^-11 for fp16, 2^-8 for bf16), where
+# one process of batch 2B rounds its gradient once: 2 workers may differ
+# from that process by a few times as much as the precision itself moves it
+# from fp32. So the losses agree to 1e-3 relative (measured: 4e-6 for fp16,
+# 6e-5 for bf16), and each weight tensor's difference from the process of
+# the same precision is at most 4 times that process's difference from the
+# fp32 one (measured: at most 0.6 for fp16, 2.8 for bf16), plus 1e-5 of
+# the tensor's largest magnitude.
+HALF_PRECISIONS = {"fp16": "use_fp16=True", "bf16": "precision=bf16"}
+HALF_LOSS_TOLERANCE = 1e-3
+HALF_WEIGHT_FACTOR = 4
 
 # The evaluation check's data: slices of Debian's Fashion-MNIST, 203 test
 # images (not a multiple of the batch) in 3 files.
@@ -139,11 +161,11 @@ def read_checkpoint(path):
     return step, tensors
 
 
-def train(args, binary, train_dir, extra=(), workers=1):
+def train(args, binary, train_dir, extra=(), workers=1, hparams="hp.txt"):
     """A run into train_dir, which a run before it may have left
     checkpoints in (to resume)."""
     work = Path(args.work)
-    cmd = [work / binary, "--hparams", work / "hp.txt", f"--train_dir={train_dir}", *extra]
+    cmd = [work / binary, "--hparams", work / hparams, f"--train_dir={train_dir}", *extra]
     if workers > 1:
         cmd = mpirun(args, workers, *cmd)
     return run(cmd, env=dict(os.environ, OMP_NUM_THREADS="1"))
@@ -215,6 +237,20 @@ def setup(args):
                                ("train_b_loop", BATCH, ["--hparam=iterations_per_loop=5"])]:
         run([args.fastnnc, work / "model.onnx", "-o", work / f"{name}.bin", "--hparams",
              work / "hp.txt", f"--hparam=batch_size={batch}", *extra])
+    for precision, setting in HALF_PRECISIONS.items():
+        hparams = f"hp_{precision}.txt"
+        (work / hparams).write_text(HPARAMS.replace("use_fp16=False", setting))
+        for name, batch, extra in [
+                (f"train_b_{precision}", BATCH, []), (f"train_2b_{precision}", 2 * BATCH, []),
+                (f"train_b_{precision}_overflow", BATCH,
+                 ["--hparam=loss_scale=1e9", "--hparam=dynamic_loss_scale=True"])]:
+            if extra and precision != "fp16":
+                continue
+            run([args.fastnnc, work / "model.onnx", "-o", work / f"{name}.bin", "--hparams",
+                 work / hparams, f"--hparam=batch_size={batch}", *extra])
+        half = train(args, f"train_2b_{precision}.bin", fresh(work / f"single-{precision}"),
+                     hparams=hparams)
+        (work / f"single-{precision}.log").write_text(half.stdout)
     ref = train(args, "train_2b.bin", fresh(work / "single"))
     (work / "single.log").write_text(ref.stdout)
     if len(losses(ref.stdout)) != STEPS:
@@ -253,6 +289,69 @@ def equivalence(args):
         events = list(directory.glob("events.out.tfevents.*"))
         if len(events) != 1:
             fail(f"expected one event file (the chief's), found {events}")
+
+
+AGREEMENT = re.compile(r"^train\.bin: all 2 workers end step (\d+) with the chief's "
+                       r"parameters, optimizer slots and loss scale$", re.M)
+SKIPPED = re.compile(r"^train\.bin: step (\d+): the gradients overflowed \(inf or NaN\): "
+                     r"update skipped, loss scale now (\S+)$", re.M)
+
+
+def half_precision(args):
+    work = Path(args.work)
+    for precision in HALF_PRECISIONS:
+        directory = fresh(work / f"dist-{precision}")
+        ran = train(args, f"train_b_{precision}.bin", directory, workers=2,
+                    hparams=f"hp_{precision}.txt")
+        label = f"{precision}: 2 workers x batch {BATCH}"
+        ref_losses = losses((work / f"single-{precision}.log").read_text())
+        got = losses(ran.stdout)
+        if sorted(got) != sorted(ref_losses):
+            fail(f"{label}: logged steps {sorted(got)} instead of {sorted(ref_losses)}")
+        worst_loss = max(abs(got[s] - ref_losses[s]) / abs(ref_losses[s]) for s in got)
+        _, fp32 = read_checkpoint(work / "single" / f"model.ckpt-{STEPS}")
+        _, ref = read_checkpoint(work / f"single-{precision}" / f"model.ckpt-{STEPS}")
+        _, weights = read_checkpoint(directory / f"model.ckpt-{STEPS}")
+        worst_factor = 0.0
+        for name in fp32:
+            scale = float(np.max(np.abs(ref[name])))
+            own = float(np.max(np.abs(ref[name] - fp32[name])))
+            diff = float(np.max(np.abs(weights[name] - ref[name])))
+            worst_factor = max(worst_factor, diff / max(own, 1e-12))
+            if diff > HALF_WEIGHT_FACTOR * own + 1e-5 * scale:
+                fail(f"{label}: {name} differs by {diff:.2e} from one process of batch "
+                     f"{2 * BATCH}, which differs by {own:.2e} from fp32")
+        print(f"{label}: largest relative loss difference {worst_loss:.2e} (allowed "
+              f"{HALF_LOSS_TOLERANCE:g}); weights differ from one process of batch {2 * BATCH} "
+              f"by at most {worst_factor:.2f} times its own difference from fp32 (allowed "
+              f"{HALF_WEIGHT_FACTOR})")
+        if worst_loss > HALF_LOSS_TOLERANCE:
+            fail(f"{label}: the losses differ from one process of batch {2 * BATCH}")
+        if not AGREEMENT.search("\n".join(lines(ran.stdout))):
+            fail(f"{precision}: no line saying the workers agree:\n{ran.stdout[-2000:]}")
+    # A loss scale of 1e9 overflows float16 in the first steps: every
+    # worker must skip them alike, deciding on the reduced gradients (a
+    # worker that applied an update the others skipped, or kept another
+    # loss scale, would end with other parameters: train.bin compares them
+    # and fails).
+    directory = fresh(work / "dist-fp16-overflow")
+    ran = train(args, "train_b_fp16_overflow.bin", directory, workers=2, hparams="hp_fp16.txt")
+    log = "\n".join(lines(ran.stdout))
+    skipped = [(int(m.group(1)), float(m.group(2))) for m in SKIPPED.finditer(log)]
+    steps = [step for step, _ in skipped]
+    if not skipped or steps != list(range(1, len(steps) + 1)):
+        fail(f"expected the first steps skipped on overflow, got {steps}:\n{log[-3000:]}")
+    # The line prints 6 significant digits.
+    if any(abs(scale - 1e9 / 2 ** step) > 1e-5 * scale for step, scale in skipped):
+        fail(f"the loss scale did not halve at each skipped step: {skipped}")
+    agreed = AGREEMENT.search(log)
+    if not agreed or int(agreed.group(1)) != STEPS:
+        fail(f"no line saying both workers end step {STEPS} alike:\n{log[-3000:]}")
+    got = losses(ran.stdout)
+    if sorted(got) != list(range(1, STEPS + 1)) or not all(np.isfinite(list(got.values()))):
+        fail(f"the overflow run logged {sorted(got)} with losses {got}")
+    print(f"fp16 from loss scale 1e9, 2 workers: steps {steps[0]}-{steps[-1]} skipped alike, "
+          f"loss scale then {skipped[-1][1]:g}; {agreed.group(0)}")
 
 
 def compare_bitwise(uninterrupted, resumed):
@@ -537,7 +636,8 @@ def stuck_worker(args):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["setup", "equivalence", "resume", "timeline", "kill",
-                                            "sigterm", "eval", "stuck-worker"])
+                                            "sigterm", "eval", "stuck-worker",
+                                            "half-precision"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
     parser.add_argument("--fastnn-data")
@@ -553,7 +653,7 @@ def main():
         sys.exit(1)
     {"setup": setup, "equivalence": equivalence, "resume": resume, "timeline": timeline,
      "kill": kill, "sigterm": sigterm, "eval": evaluation,
-     "stuck-worker": stuck_worker}[args.command](args)
+     "stuck-worker": stuck_worker, "half-precision": half_precision}[args.command](args)
 
 
 if __name__ == "__main__":

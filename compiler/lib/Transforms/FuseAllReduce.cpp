@@ -3,6 +3,7 @@
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 #include "fastnn/Transforms/Passes.h"
 
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace fastnn {
@@ -64,30 +65,34 @@ struct FuseAllReducePass
   }
 
   void fuseBlock(Block &block, int64_t &index) {
-    Bucket open;
-    auto close = [&] {
-      if (open.members.size() > 1)
-        fuse(open.members, index++);
-      open = Bucket();
+    // One open bucket per kind and element type: under mixed precision the
+    // backward pass completes low (convolution, dense) and f32 (batch norm,
+    // bias) gradients in turn, which one bucket at a time would split into
+    // a collective each.
+    llvm::MapVector<std::pair<unsigned, Type>, Bucket> open;
+    auto close = [&](Bucket &bucket) {
+      if (bucket.members.size() > 1)
+        fuse(bucket.members, index++);
+      bucket = Bucket();
     };
     for (Operation &op : llvm::make_early_inc_range(block)) {
       // The fused op takes the place of the bucket's last allreduce, which
       // every user of a result must follow.
-      if (open.uses(op))
-        close();
+      for (auto &entry : open)
+        if (entry.second.uses(op))
+          close(entry.second);
       auto allreduce = dyn_cast<AllReduceOp>(op);
       if (!allreduce)
         continue;
-      bool joins =
-          !open.members.empty() &&
-          open.members.front().getKind() == allreduce.getKind() &&
-          elementTypeOf(open.members.front()) == elementTypeOf(allreduce) &&
-          open.bytes + bytesOf(allreduce) <= bucketBytes;
-      if (!joins)
-        close();
-      open.add(allreduce);
+      Bucket &bucket = open[{static_cast<unsigned>(allreduce.getKind()),
+                             elementTypeOf(allreduce)}];
+      if (!bucket.members.empty() &&
+          bucket.bytes + bytesOf(allreduce) > bucketBytes)
+        close(bucket);
+      bucket.add(allreduce);
     }
-    close();
+    for (auto &entry : open)
+      close(entry.second);
   }
 
   void fuse(ArrayRef<AllReduceOp> members, int64_t index) {

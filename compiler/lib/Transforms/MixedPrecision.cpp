@@ -7,12 +7,17 @@
 // (FollowsPrecision) follow their inputs; everything else stays f32. A
 // low result is widened back to f32 right away for whoever needs f32, and
 // a later low consumer of it reads the low value itself, so the casts that
-// remain sit exactly where f32 and low ops meet.
+// remain sit exactly where f32 and low ops meet. Last, a gradient's mean
+// over the workers moves onto the low value it was widened from, so that
+// the gradient travels in the low type (half the bytes).
 //
 //===----------------------------------------------------------------------===//
 
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 #include "fastnn/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace fastnn {
 #define GEN_PASS_DEF_FASTNNMIXEDPRECISION
@@ -162,6 +167,142 @@ private:
   llvm::DenseMap<Value, Value> narrowedValues;
 };
 
+/// Whether every worker of a data-parallel job computes the same value:
+/// parameters (every worker holds the same), constants, the results of
+/// allreduces, and what pure ops compute from those alone.
+class WorkerUniformity {
+public:
+  bool isUniform(Value value) {
+    auto [known, inserted] = uniform.try_emplace(value, false);
+    if (!inserted)
+      return known->second;
+    Operation *op = value.getDefiningOp();
+    bool result = false;
+    if (!op)
+      result = false; // a step input: the worker's batch, say
+    else if (isa<ParamOp, ConstantOp, AllReduceOp>(op))
+      result = true;
+    else if (isPure(op) && op->getNumRegions() == 0 &&
+             op->getNumOperands() > 0 && !isa<DropoutTrainOp>(op))
+      result = llvm::all_of(op->getOperands(),
+                            [&](Value operand) { return isUniform(operand); });
+    uniform[value] = result;
+    return result;
+  }
+
+private:
+  llvm::DenseMap<Value, bool> uniform;
+};
+
+/// Moves the mean over the workers of a gradient widened from the low type
+/// onto the low value: mean(widen(g) * u + v) = widen(mean(g)) * u + v for
+/// u, v the same on every worker (the loss scale's and the batch's
+/// factors, the weight decay term). The low mean is the float32 mean of
+/// the same values rounded once to the low type (abi.h), the gradient's
+/// own precision, so the result equals the f32 mean within the rounding
+/// the low type already gave each worker's gradient; and the overflow
+/// check of dynamic loss scaling reads the result, so a low mean that
+/// overflows is seen by every worker alike.
+class LowPrecisionMeans {
+public:
+  explicit LowPrecisionMeans(Type low) : low(low) {}
+
+  void run(Block &block) {
+    SmallVector<AllReduceOp> means;
+    for (auto allreduce : block.getOps<AllReduceOp>())
+      if (allreduce.getKind() == AllReduceKind::Mean &&
+          allreduce.getInputs().size() == 1)
+        means.push_back(allreduce);
+    for (AllReduceOp mean : means)
+      moveOntoLowValue(mean);
+  }
+
+private:
+  /// One op between the low value and the mean's input, and the operand
+  /// the low value reaches it through.
+  struct Step {
+    Operation *op;
+    unsigned operand;
+  };
+
+  /// The low value `value` is computed from by casts and uniform affine
+  /// steps, with those steps outermost first; null if there is none.
+  Value lowSource(Value value, SmallVectorImpl<Step> &steps,
+                  WorkerUniformity &uniformity) {
+    for (;;) {
+      Operation *op = value.getDefiningOp();
+      if (auto cast = dyn_cast_or_null<CastOp>(op)) {
+        if (cast.getInput().getType().getElementType() != low)
+          return {};
+        steps.push_back({op, 0});
+        return cast.getInput();
+      }
+      if (!isa_and_nonnull<AddOp, SubOp, MulOp, DivOp>(op))
+        return {};
+      // The varying operand keeps the result's shape (a uniform one may be
+      // broadcast); a division only by a uniform divisor.
+      std::optional<unsigned> varying;
+      for (unsigned i : {0u, 1u}) {
+        Value operand = op->getOperand(i);
+        Value other = op->getOperand(1 - i);
+        if (operand.getType() == op->getResult(0).getType() &&
+            uniformity.isUniform(other) && !(isa<DivOp>(op) && i == 1))
+          varying = i;
+      }
+      if (!varying)
+        return {};
+      steps.push_back({op, *varying});
+      value = op->getOperand(*varying);
+    }
+  }
+
+  /// The op of the mean's block that first reads its result, or the mean
+  /// itself if none does.
+  static Operation *firstReader(AllReduceOp mean) {
+    Block *block = mean->getBlock();
+    Operation *first = nullptr;
+    for (Operation *user : mean->getUsers()) {
+      Operation *reader = block->findAncestorOpInBlock(*user);
+      if (reader && (!first || reader->isBeforeInBlock(first)))
+        first = reader;
+    }
+    return first ? first : mean.getOperation();
+  }
+
+  void moveOntoLowValue(AllReduceOp mean) {
+    SmallVector<Step> steps;
+    // Fresh for each mean: the ops erased below must leave no answers.
+    WorkerUniformity uniformity;
+    Value source = lowSource(mean.getInputs().front(), steps, uniformity);
+    if (!source)
+      return;
+    OpBuilder b(mean.getContext());
+    // Where the low gradient is complete, so that its collective starts
+    // as early as the f32 one did, or earlier.
+    b.setInsertionPointAfterValue(source);
+    Value reduced = AllReduceOp::create(b, mean.getLoc(), ValueRange{source},
+                                        AllReduceKind::Mean)
+                        .getResult(0);
+    // The f32 steps again, from the mean, right before the old mean's
+    // first reader (the old mean stood before it: every uniform operand is
+    // defined by then), so that nothing reads the low mean early and the
+    // next gradients' means can join its bucket (fastnn-fuse-allreduce).
+    b.setInsertionPoint(firstReader(mean));
+    for (const Step &step : llvm::reverse(steps)) {
+      IRMapping mapping;
+      mapping.map(step.op->getOperand(step.operand), reduced);
+      reduced = b.clone(*step.op, mapping)->getResult(0);
+    }
+    mean.getResult(0).replaceAllUsesWith(reduced);
+    mean.erase();
+    for (const Step &step : steps)
+      if (step.op->use_empty())
+        step.op->erase();
+  }
+
+  Type low;
+};
+
 struct MixedPrecisionPass
     : public ::fastnn::impl::FastNNMixedPrecisionBase<MixedPrecisionPass> {
   using FastNNMixedPrecisionBase::FastNNMixedPrecisionBase;
@@ -174,8 +315,10 @@ struct MixedPrecisionPass
     Type low = precision == ::fastnn::Precision::BF16 ? Type(b.getBF16Type())
                                                       : b.getF16Type();
     for (auto function : module.getOps<func::FuncOp>())
-      for (Block &block : function.getBody())
+      for (Block &block : function.getBody()) {
         PrecisionAssignment(low).run(block);
+        LowPrecisionMeans(low).run(block);
+      }
   }
 };
 

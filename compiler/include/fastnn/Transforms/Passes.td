@@ -232,11 +232,12 @@ def FastNNFuseAllReduce : Pass<"fastnn-fuse-allreduce", "mlir::ModuleOp"> {
 
     Walks each block's allreduces in block order, which after
     `fastnn-data-parallel` is the order in which the backward pass
-    completes the gradients, and fills one bucket at a time: an allreduce
-    joins the open bucket when it has the bucket's kind and element type,
-    the bucket stays within `bucket-bytes`, and no op since the bucket
-    opened uses one of its results; otherwise it closes the bucket and
-    opens the next. An allreduce larger than `bucket-bytes` makes a bucket
+    completes the gradients, and keeps one open bucket per kind and
+    element type (under mixed precision, low and f32 gradients arrive in
+    turn): an allreduce joins the open bucket of its kind and element type
+    when the bucket stays within `bucket-bytes`, otherwise it closes that
+    bucket and opens the next; a bucket also closes at the first op that
+    uses one of its results. An allreduce larger than `bucket-bytes` makes a bucket
     alone, and `bucket-bytes=0` leaves every allreduce alone. The fused op
     stands where the bucket's last allreduce stood (named `bucket<i>` for
     timelines), so that a bucket's collective starts as soon as its last
