@@ -3,17 +3,20 @@
 #include "fastnn/data/Pipeline.h"
 #include "DamagedRecords.h"
 #include "fastnn/data/Image.h"
+#include "fastnn/data/RecordIndex.h"
 #include "fastnn/runtime/AlignedBuffer.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <mutex>
 #include <new>
+#include <numeric>
 #include <set>
 #include <thread>
 
@@ -49,6 +52,19 @@ struct Pipeline::Impl {
   PipelineOptions Opt;
   std::vector<std::string> Shard;
   std::vector<Compression> ShardComp;
+  std::vector<std::string> Notices;
+
+  // Sharding by record: Shard holds every file, FirstRecord[F] is the
+  // number of file F's first record among all (one past the last at the
+  // end), and the reader opens the files it needs, a few at a time.
+  bool ByRecord = false;
+  std::vector<RecordIndex> Indexes;
+  std::vector<uint64_t> FirstRecord;
+  std::vector<std::unique_ptr<RecordFile>> Open;
+  std::deque<int> OpenOrder;
+  static constexpr size_t MaxOpenFiles = 64;
+  std::vector<std::string> RecordCache;
+  std::vector<uint8_t> RecordCached;
   size_t SampleElems = 0;
   size_t SampleBytes = 0;
   Clock::time_point Start = Clock::now();
@@ -91,6 +107,8 @@ struct Pipeline::Impl {
   std::vector<std::thread> Workers;
 
   bool halted() const { return Stopping || !Error.ok(); }
+  /// Picks this worker's files, or indexes all for sharding by record.
+  Status chooseShard();
 
   void fail(const Status &S) {
     std::lock_guard<std::mutex> L(M);
@@ -305,6 +323,154 @@ struct Pipeline::Impl {
     return !halted();
   }
 
+  //===--------------------------------------------------------------------===//
+  // Reader, sharding by record
+  //===--------------------------------------------------------------------===//
+
+  uint64_t totalRecords() const { return FirstRecord.back(); }
+
+  /// This worker's records of epoch \p E in stream order, as numbers among
+  /// all records: the epoch's order dealt out to the workers.
+  std::vector<uint64_t> epochRecords(uint64_t E) const {
+    const uint64_t N = totalRecords();
+    std::vector<uint64_t> Order(N);
+    if (Opt.ShuffleBufferSize > 1) {
+      std::iota(Order.begin(), Order.end(), uint64_t(0));
+      Rng R = Rng::forSample(Opt.Seed ^ 0x7f4a7c159e3779b9ull, E);
+      for (uint64_t I = N; I > 1; --I)
+        std::swap(Order[I - 1], Order[R.below(I)]);
+    } else {
+      std::vector<int> Files(Shard.size());
+      std::iota(Files.begin(), Files.end(), 0);
+      if (Opt.ShuffleFiles) {
+        Rng R = Rng::forSample(Opt.Seed ^ 0x5bd1e995u, E);
+        for (size_t I = Files.size(); I > 1; --I)
+          std::swap(Files[I - 1], Files[R.below(I)]);
+      }
+      size_t At = 0;
+      for (int F : Files)
+        for (uint64_t G = FirstRecord[F]; G < FirstRecord[F + 1]; ++G)
+          Order[At++] = G;
+    }
+    const uint64_t K = Opt.WorldSize;
+    std::vector<uint64_t> Mine;
+    Mine.reserve(N / K + 1);
+    for (uint64_t P = Opt.Rank; P < N; P += K)
+      Mine.push_back(Order[P]);
+    return Mine;
+  }
+
+  /// The file of record \p G and its number in that file.
+  std::pair<int, size_t> locate(uint64_t G) const {
+    auto It = std::upper_bound(FirstRecord.begin(), FirstRecord.end(), G);
+    const int F = static_cast<int>(It - FirstRecord.begin()) - 1;
+    return {F, static_cast<size_t>(G - FirstRecord[F])};
+  }
+
+  RecordFile *openRecordFile(int F, Status &Err) {
+    if (Open[F])
+      return Open[F].get();
+    if (OpenOrder.size() >= MaxOpenFiles) {
+      Open[OpenOrder.front()].reset();
+      OpenOrder.pop_front();
+    }
+    Open[F] = RecordFile::open(Shard[F], Opt.MaxRecordBytes, Err);
+    if (Open[F])
+      OpenOrder.push_back(F);
+    return Open[F].get();
+  }
+
+  /// Notes a damaged record the reader drops, once however often it is
+  /// met; false when it is one past the limit (the stream ends there).
+  bool noteDropped(int F, uint64_t Offset, const std::string &Message) {
+    if (!ReaderSeen.insert({F, Offset}).second)
+      return true;
+    std::lock_guard<std::mutex> L(M);
+    Damaged.note({ReaderPos, false, ReaderOrder++, F, Offset, Message});
+    return ReaderSeen.size() <= Opt.SkipCorruptRecords;
+  }
+
+  /// The damaged records the indexes list, each noted by one worker (the
+  /// one whose share holds the record after it in file order), before the
+  /// first position: met at the start, as they were while indexing.
+  bool noteIndexedDamage() {
+    for (size_t F = 0; F < Indexes.size(); ++F)
+      for (uint64_t D : Indexes[F].Damaged) {
+        const std::vector<uint64_t> &Offsets = Indexes[F].Offsets;
+        const uint64_t After =
+            FirstRecord[F] +
+            (std::lower_bound(Offsets.begin(), Offsets.end(), D) -
+             Offsets.begin());
+        if (After % Opt.WorldSize != uint64_t(Opt.Rank))
+          continue;
+        Status Err;
+        std::string Message = Shard[F] + ": byte offset " + std::to_string(D) +
+                              ": corrupt record";
+        if (RecordFile *RF = openRecordFile(static_cast<int>(F), Err)) {
+          std::string Ignored;
+          if (RF->readAt(D, 0, Ignored, Err) == RecordReader::Result::Corrupt)
+            Message = Err.message();
+        }
+        if (!noteDropped(static_cast<int>(F), D, Message))
+          return false;
+      }
+    return true;
+  }
+
+  /// Record \p G into \p Out: 1 = record, 0 = damaged (noted), -1 = stop.
+  int readRecord(uint64_t G, Record &Out) {
+    auto [F, I] = locate(G);
+    Out.File = F;
+    Out.Offset = Indexes[F].Offsets[I];
+    if (Opt.UseCaching && RecordCached[G]) {
+      Out.Data = RecordCache[G];
+      return 1;
+    }
+    Status Err;
+    RecordFile *RF = openRecordFile(F, Err);
+    if (!RF) {
+      fail(Err);
+      return -1;
+    }
+    if (RF->readAt(Out.Offset, Indexes[F].span(I), Out.Data, Err) !=
+        RecordReader::Result::Record)
+      return noteDropped(F, Out.Offset, Err.message()) ? 0 : -1;
+    if (Opt.UseCaching) {
+      RecordCache[G] = Out.Data;
+      RecordCached[G] = 1;
+      CacheBytes += Out.Data.size();
+    }
+    return 1;
+  }
+
+  bool recordEpoch(uint64_t E) {
+    const uint64_t N = totalRecords(), K = Opt.WorldSize;
+    const uint64_t Share = N / K + (uint64_t(Opt.Rank) < N % K ? 1 : 0);
+    // Resuming: the records before the start position are skipped by
+    // number, without reading them (whole epochs without ordering them).
+    const uint64_t Skip = std::min(RecordsToSkip, Share);
+    RecordsToSkip -= Skip;
+    ReaderPos += Skip;
+    if (Skip == Share)
+      return true;
+    const std::vector<uint64_t> Mine = epochRecords(E);
+    for (size_t J = Skip; J < Mine.size(); ++J) {
+      if (halted())
+        return false;
+      Record R;
+      const int Got = readRecord(Mine[J], R);
+      if (Got < 0)
+        return false;
+      if (Got == 0)
+        continue;
+      RecordsRead++;
+      BytesRead += R.Data.size();
+      if (!push(std::move(R)))
+        return false;
+    }
+    return !halted();
+  }
+
   bool mockEpoch() {
     uint64_t Total = Opt.MockSamplesPerEpoch;
     uint64_t W = Opt.WorldSize, Rk = Opt.Rank;
@@ -323,7 +489,11 @@ struct Pipeline::Impl {
     for (uint64_t E = 0; Opt.NumEpochs == 0 || E < uint64_t(Opt.NumEpochs);
          ++E) {
       Epoch = E;
-      bool Ok = Opt.Spec.Mock ? mockEpoch() : readEpoch(E);
+      if (ByRecord && E == 0 && !noteIndexedDamage())
+        break;
+      bool Ok = Opt.Spec.Mock ? mockEpoch()
+                : ByRecord    ? recordEpoch(E)
+                              : readEpoch(E);
       if (!Ok || !drainShuffle())
         break;
     }
@@ -561,6 +731,88 @@ struct Pipeline::Impl {
   }
 };
 
+Status Pipeline::Impl::chooseShard() {
+  const PipelineOptions &O = Opt;
+  ByRecord = O.Sharding == ShardBy::Record;
+  auto compressionOf = [&](const std::string &F, Compression &C) {
+    C = O.Comp;
+    return O.DetectCompression ? detectCompression(F, C) : Status::success();
+  };
+  if (ByRecord) {
+    for (const std::string &F : O.Files) {
+      Compression C;
+      if (Status S = compressionOf(F, C); !S.ok())
+        return S;
+      if (C != Compression::None) {
+        Notices.push_back(
+            "data pipeline: " + F + " is " + compressionName(C) +
+            "-compressed, which allows no reading by record offset: the "
+            "workers share the files (shard_by=file) instead of the "
+            "records; store the records uncompressed to shard by record");
+        ByRecord = false;
+        break;
+      }
+    }
+  }
+  if (!ByRecord) {
+    for (size_t F = 0; F < O.Files.size(); ++F)
+      if (F % O.WorldSize == size_t(O.Rank))
+        Shard.push_back(O.Files[F]);
+    if (Shard.empty())
+      return Status::error("data pipeline: rank " + std::to_string(O.Rank) +
+                           " of " + std::to_string(O.WorldSize) +
+                           " gets none of the " +
+                           std::to_string(O.Files.size()) +
+                           " files; give at least one file per worker");
+    for (const std::string &F : Shard) {
+      Compression C;
+      if (Status S = compressionOf(F, C); !S.ok())
+        return S;
+      ShardComp.push_back(C);
+    }
+    Cache.resize(Shard.size());
+    Cached.assign(Shard.size(), 0);
+    return Status::success();
+  }
+
+  Shard = O.Files;
+  ShardComp.assign(Shard.size(), Compression::None);
+  if (Shard.empty())
+    return Status::error("data pipeline: no files to read");
+  Indexes.resize(Shard.size());
+  FirstRecord.assign(1, 0);
+  const Clock::time_point Begin = Clock::now();
+  size_t Built = 0;
+  for (size_t F = 0; F < Shard.size(); ++F) {
+    std::string Notice;
+    bool Scanned = false;
+    if (Status S = loadRecordIndex(Shard[F], O.MaxRecordBytes, Indexes[F],
+                                   Notice, Scanned);
+        !S.ok())
+      return S;
+    Built += Scanned;
+    if (!Notice.empty())
+      Notices.push_back("data pipeline: " + Notice);
+    FirstRecord.push_back(FirstRecord.back() + Indexes[F].Offsets.size());
+  }
+  if (Built > 0) {
+    char Seconds[32];
+    std::snprintf(Seconds, sizeof(Seconds), "%.2f",
+                  std::chrono::duration<double>(Clock::now() - Begin).count());
+    Notices.push_back("data pipeline: indexed the records of " +
+                      std::to_string(Built) + " of " +
+                      std::to_string(Shard.size()) + " files in " + Seconds +
+                      " s (FILE.fnnidx beside each; fastnn-data index builds "
+                      "them ahead)");
+  }
+  Open.resize(Shard.size());
+  if (O.UseCaching) {
+    RecordCache.resize(totalRecords());
+    RecordCached.assign(totalRecords(), 0);
+  }
+  return Status::success();
+}
+
 Pipeline::Pipeline(std::unique_ptr<Impl> I) : P(std::move(I)) {}
 
 Pipeline::~Pipeline() { stop(); }
@@ -601,26 +853,10 @@ std::unique_ptr<Pipeline> Pipeline::create(const PipelineOptions &Options,
                "-channel images into " + std::to_string(Sh.Channels) +
                " channels");
   if (!O.Spec.Mock) {
-    for (size_t F = 0; F < O.Files.size(); ++F)
-      if (F % O.WorldSize == size_t(O.Rank))
-        I->Shard.push_back(O.Files[F]);
-    if (I->Shard.empty())
-      return bad("rank " + std::to_string(O.Rank) + " of " +
-                 std::to_string(O.WorldSize) + " gets none of the " +
-                 std::to_string(O.Files.size()) +
-                 " files; give at least one file per worker");
-    for (const std::string &F : I->Shard) {
-      Compression C = O.Comp;
-      if (O.DetectCompression) {
-        if (Status S = detectCompression(F, C); !S.ok()) {
-          Err = S;
-          return nullptr;
-        }
-      }
-      I->ShardComp.push_back(C);
+    if (Status S = I->chooseShard(); !S.ok()) {
+      Err = S;
+      return nullptr;
     }
-    I->Cache.resize(I->Shard.size());
-    I->Cached.assign(I->Shard.size(), 0);
   }
 
   I->SampleElems = Sh.elements();
@@ -790,6 +1026,12 @@ PipelineStats Pipeline::stats() const {
 std::vector<SkippedRecord> Pipeline::takeSkipped() {
   std::lock_guard<std::mutex> L(P->M);
   return P->Damaged.takeSkipped();
+}
+
+const std::vector<std::string> &Pipeline::notices() const { return P->Notices; }
+bool Pipeline::shardsByRecord() const { return P->ByRecord; }
+uint64_t Pipeline::recordsPerEpoch() const {
+  return P->ByRecord ? P->totalRecords() : 0;
 }
 
 const OutputShape &Pipeline::shape() const { return P->Opt.Shape; }

@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace fastnn::data {
 namespace {
@@ -279,6 +281,102 @@ RecordReader::Result RecordReader::next(std::string &Record, Status &Err) {
   if (maskCrc(crc32c(Record.data(), Record.size())) != loadLE32(Footer))
     return corrupt(Err, Start, "data CRC mismatch", true);
   return Result::Record;
+}
+
+//===----------------------------------------------------------------------===//
+// RecordFile
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<RecordFile> RecordFile::open(const std::string &Path,
+                                             uint64_t MaxRecordBytes,
+                                             Status &Err) {
+  int Fd = ::open(Path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (Fd < 0) {
+    Err = Status::error(Path + ": cannot open: " + std::strerror(errno));
+    return nullptr;
+  }
+  struct stat St;
+  if (fstat(Fd, &St) != 0 || !S_ISREG(St.st_mode)) {
+    Err = Status::error(Path + ": not a regular file");
+    ::close(Fd);
+    return nullptr;
+  }
+  Err = Status::success();
+  return std::unique_ptr<RecordFile>(new RecordFile(
+      Path, Fd, static_cast<uint64_t>(St.st_size), MaxRecordBytes));
+}
+
+RecordFile::~RecordFile() { ::close(Fd); }
+
+Status RecordFile::readFully(uint64_t At, void *Dst, size_t N, size_t &Got) {
+  Got = 0;
+  while (Got < N) {
+    ssize_t R = ::pread(Fd, static_cast<char *>(Dst) + Got, N - Got,
+                        static_cast<off_t>(At + Got));
+    if (R < 0 && errno == EINTR)
+      continue;
+    if (R < 0)
+      return Status::error(Name + ": byte offset " + std::to_string(At) + ": " +
+                           std::strerror(errno));
+    if (R == 0)
+      break;
+    Got += static_cast<size_t>(R);
+  }
+  return Status::success();
+}
+
+RecordReader::Result RecordFile::readAt(uint64_t Offset, uint64_t Span,
+                                        std::string &Record, Status &Err) {
+  auto corrupt = [&](const std::string &What) {
+    Err = Status::error(Name + ": byte offset " + std::to_string(Offset) +
+                        ": corrupt record: " + What);
+    return RecordReader::Result::Corrupt;
+  };
+  const uint64_t Left = FileSize - std::min(FileSize, Offset);
+  if (Left < 12)
+    return corrupt("truncated header (" + std::to_string(Left) +
+                   " of 12 bytes)");
+  // The header and, with a span, the data and footer in one read.
+  const uint64_t First = std::min<uint64_t>(
+      Left, std::max<uint64_t>(12, std::min(Span, MaxRecordBytes + 16)));
+  Buffer.resize(First);
+  size_t Got = 0;
+  if (Status S = readFully(Offset, Buffer.data(), First, Got); !S.ok()) {
+    Err = S;
+    return RecordReader::Result::Corrupt;
+  }
+  if (Got < 12)
+    return corrupt("truncated header (" + std::to_string(Got) +
+                   " of 12 bytes)");
+  const auto *Header = reinterpret_cast<const unsigned char *>(Buffer.data());
+  const uint64_t Length = loadLE64(Header);
+  if (maskCrc(crc32c(Header, 8)) != loadLE32(Header + 8))
+    return corrupt("length CRC mismatch");
+  if (Length > MaxRecordBytes)
+    return corrupt("length " + std::to_string(Length) + " exceeds the limit " +
+                   std::to_string(MaxRecordBytes));
+  if (Length + 4 > Left - 12)
+    return corrupt("length " + std::to_string(Length) +
+                   " runs past the end of the file (" +
+                   std::to_string(Left - 12) + " bytes left)");
+  const uint64_t Framed = 12 + Length + 4;
+  if (Got < Framed) {
+    Buffer.resize(Framed);
+    size_t More = 0;
+    if (Status S = readFully(Offset + Got, &Buffer[Got], Framed - Got, More);
+        !S.ok()) {
+      Err = S;
+      return RecordReader::Result::Corrupt;
+    }
+    if (Got + More < Framed)
+      return corrupt("truncated data");
+  }
+  Record.assign(Buffer.data() + 12, Length);
+  const auto *Footer =
+      reinterpret_cast<const unsigned char *>(Buffer.data()) + 12 + Length;
+  if (maskCrc(crc32c(Record.data(), Record.size())) != loadLE32(Footer))
+    return corrupt("data CRC mismatch");
+  return RecordReader::Result::Record;
 }
 
 //===----------------------------------------------------------------------===//

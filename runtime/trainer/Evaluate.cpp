@@ -89,8 +89,9 @@ void Evaluator::shareChiefState(int64_t &Step) {
 
 namespace {
 
-/// Whether this worker has none of the evaluation files: with fewer files
-/// than workers, the workers beyond them evaluate nothing.
+/// Whether this worker has none of the evaluation files: sharing them by
+/// file, with fewer files than workers, the workers beyond them evaluate
+/// nothing (by record every worker has its share).
 Status hasNoEvalFiles(const Hparams &H, const InputShard &Shard, bool &None) {
   None = false;
   if (Shard.Count == 1 || H.getString("dataset_name") == "mock")
@@ -98,7 +99,10 @@ Status hasNoEvalFiles(const Hparams &H, const InputShard &Shard, bool &None) {
   std::vector<std::string> Files;
   if (Status S = listEvalFiles(H, Files); !S.ok())
     return S;
-  None = Shard.Rank >= static_cast<int64_t>(Files.size());
+  bool ByRecord = false;
+  if (Status S = shardsByRecord(H, Files, ByRecord); !S.ok())
+    return S;
+  None = !ByRecord && Shard.Rank >= static_cast<int64_t>(Files.size());
   return Status::success();
 }
 
@@ -133,7 +137,8 @@ Status Evaluator::run(const Hparams &H, EvalResult &Out,
   const TensorRecord &Labels =
       *runtime::findTensorRecord(Io, FNN_IO_INPUT, "labels");
   // Each worker evaluates its share of what one process evaluates (the
-  // files i with i % K == rank, or the mock pool's batches so), and the
+  // records p with p % K == rank, or the files i so with shard_by=file, or
+  // the mock pool's batches so), and the
   // exact sums make the job's result that process's to the last bit.
   const InputShard Shard = trainingShard();
   bool Idle = false;

@@ -101,6 +101,12 @@ std::vector<HparamSpec> makeSpecs() {
              "threads that decode and preprocess in parallel"),
       boolKey(Prep, "datasets_use_caching", "False",
               "cache the (compressed) input in memory after the first epoch"),
+      enumKey(Prep, "shard_by", "record", "record,file",
+              "how data-parallel workers share the records: record (each "
+              "worker every K-th record of the pass, shares within one "
+              "record whatever the file sizes; needs uncompressed files and "
+              "a FILE.fnnidx index beside each, built if missing) or file "
+              "(worker r reads the files i with i % K == r)"),
       intKey(Prep, "skip_corrupt_records", "0", 0,
              "damaged records (bad CRC or framing, an Example or image that "
              "cannot be decoded) each worker skips, each logged and counted "

@@ -6,6 +6,7 @@
 #include "fastnn/data/DatasetSpec.h"
 #include "fastnn/data/Preprocess.h"
 #include "fastnn/data/RecordIO.h"
+#include "fastnn/data/RecordIndex.h"
 #include "fastnn/runtime/ShapeText.h"
 
 #include <algorithm>
@@ -43,6 +44,8 @@ bool contains(const std::string &Name, const char *Part) {
 /// Whether a file of dataset_dir holds records of the split, and whether it
 /// is named after the split (see the header).
 bool isCandidate(InputSplit Split, const std::string &Name) {
+  if (data::isRecordIndexFile(Name))
+    return false;
   if (contains(Name, ".tfrecord"))
     return true;
   if (Split == InputSplit::Train)
@@ -195,6 +198,18 @@ Status listEvalFiles(const Hparams &H, std::vector<std::string> &Files) {
   return listSplitFiles(H, InputSplit::Eval, Files);
 }
 
+Status shardsByRecord(const Hparams &H, const std::vector<std::string> &Files,
+                      bool &ByRecord) {
+  ByRecord = H.getString("shard_by") == "record";
+  for (size_t F = 0; ByRecord && F < Files.size(); ++F) {
+    data::Compression Comp;
+    if (Status S = data::detectCompression(Files[F], Comp); !S.ok())
+      return S;
+    ByRecord = Comp == data::Compression::None;
+  }
+  return Status::success();
+}
+
 Status countRecords(const std::vector<std::string> &Files, int64_t &Count,
                     bool SkipDamaged) {
   Count = 0;
@@ -342,26 +357,6 @@ Status TFRecordDataSource::create(const Hparams &H,
   Source->Shard = Shard;
   if (Status S = listSplitFiles(H, Split, Source->Files); !S.ok())
     return S;
-  if (Training && H.isSet("num_sample_per_epoch")) {
-    Source->SamplesPerEpoch = H.getInt("num_sample_per_epoch") / Shard.Count;
-  } else {
-    // Every worker counts every worker's files, so that all take the
-    // smallest share without talking to each other.
-    std::vector<int64_t> Shares(static_cast<size_t>(Shard.Count));
-    for (size_t F = 0; F < Source->Files.size(); ++F) {
-      int64_t Count = 0;
-      if (Status S =
-              countRecords({Source->Files[F]}, Count, Source->SkipLimit > 0);
-          !S.ok())
-        return S;
-      Shares[F % Shares.size()] += Count;
-    }
-    // An evaluation reads each worker's files once: all records count.
-    Source->SamplesPerEpoch =
-        Training ? *std::min_element(Shares.begin(), Shares.end())
-                 : std::accumulate(Shares.begin(), Shares.end(), int64_t(0));
-    Source->Counted = true;
-  }
 
   Source->BatchSize = ImageShape[0];
   Source->Split = Split;
@@ -370,6 +365,8 @@ Status TFRecordDataSource::create(const Hparams &H,
   Options.Files = Source->Files;
   Options.Rank = static_cast<int>(Shard.Rank);
   Options.WorldSize = static_cast<int>(Shard.Count);
+  Options.Sharding = H.getString("shard_by") == "file" ? data::ShardBy::File
+                                                       : data::ShardBy::Record;
   Options.BatchSize = static_cast<int>(ImageShape[0]);
   Options.Shape.Height = Height;
   Options.Shape.Width = Width;
@@ -405,6 +402,37 @@ Status TFRecordDataSource::create(const Hparams &H,
   Source->Input = data::Pipeline::create(Options, Err);
   if (!Source->Input)
     return Err;
+  for (const std::string &Line : Source->Input->notices())
+    std::printf("train.bin: %s\n", Line.c_str());
+  std::fflush(stdout);
+
+  const int64_t K = Shard.Count;
+  if (Training && H.isSet("num_sample_per_epoch")) {
+    Source->SamplesPerEpoch = H.getInt("num_sample_per_epoch") / K;
+  } else if (Source->Input->shardsByRecord()) {
+    // The indexes count the records: the shares differ by one at most, and
+    // every worker takes the smallest.
+    const int64_t N = static_cast<int64_t>(Source->Input->recordsPerEpoch());
+    Source->SamplesPerEpoch = Training ? N / K : N;
+    Source->Counted = true;
+  } else {
+    // Every worker counts every worker's files, so that all take the
+    // smallest share without talking to each other.
+    std::vector<int64_t> Shares(static_cast<size_t>(K));
+    for (size_t F = 0; F < Source->Files.size(); ++F) {
+      int64_t Count = 0;
+      if (Status S =
+              countRecords({Source->Files[F]}, Count, Source->SkipLimit > 0);
+          !S.ok())
+        return S;
+      Shares[F % Shares.size()] += Count;
+    }
+    // An evaluation reads each worker's files once: all records count.
+    Source->SamplesPerEpoch =
+        Training ? *std::min_element(Shares.begin(), Shares.end())
+                 : std::accumulate(Shares.begin(), Shares.end(), int64_t(0));
+    Source->Counted = true;
+  }
   Out = std::move(Source);
   return Status::success();
 }
@@ -485,7 +513,10 @@ std::string TFRecordDataSource::describe() const {
   const data::OutputShape &Shape = Input->shape();
   std::string K = std::to_string(Shard.Count);
   const std::string Mine =
-      "the files i with i % " + K + " == " + std::to_string(Shard.Rank);
+      Input->shardsByRecord()
+          ? "the records p with p % " + K +
+                " == " + std::to_string(Shard.Rank) + " of each pass"
+          : "the files i with i % " + K + " == " + std::to_string(Shard.Rank);
   std::string Worker =
       Shard.Count == 1 ? ""
       : Split == InputSplit::Eval

@@ -273,16 +273,17 @@ TEST_F(TFRecordDataSourceTest, TwoEpochsThenEndOfData) {
   EXPECT_EQ(Source->stats().Samples, 2u * NumRecords);
 }
 
-// A worker of a data-parallel job reads every K-th file; all workers count
-// the smallest share, so that they run as many steps.
+// With shard_by=file, a worker of a data-parallel job reads every K-th
+// file; all workers count the smallest share, so that they run as many
+// steps.
 TEST_F(TFRecordDataSourceTest, WorkersReadTheirFilesAndCountTheSmallestShare) {
   writeFile(Dir + "/tiny-train-00002-of-00003.tfrecord", 0, 16);
   std::vector<std::set<int>> Seen(2);
   for (int64_t Rank : {0, 1}) {
     std::unique_ptr<TFRecordDataSource> Source;
-    Status S = TFRecordDataSource::create(hparams("num_epochs=1\n"),
-                                          {Batch, 1, Side, Side}, Source,
-                                          InputSplit::Train, 0, {Rank, 2});
+    Status S = TFRecordDataSource::create(
+        hparams("num_epochs=1\nshard_by=file\n"), {Batch, 1, Side, Side},
+        Source, InputSplit::Train, 0, {Rank, 2});
     ASSERT_TRUE(S.ok()) << S.message();
     // Worker 0 has files 0 and 2 (32 + 4 records), worker 1 file 1 (32).
     EXPECT_EQ(Source->samplesPerEpoch(), NumRecords / 2);
@@ -305,6 +306,43 @@ TEST_F(TFRecordDataSourceTest, WorkersReadTheirFilesAndCountTheSmallestShare) {
   for (int Record : Seen[1])
     EXPECT_EQ(Record % 2, 1) << Record;
   EXPECT_EQ(Seen[1].size(), size_t(NumRecords / 2));
+}
+
+// By record (the default), the workers deal out the records whatever the
+// file sizes: 32 + 32 + 4 give each 34, disjoint, and the index files
+// written beside the data are not taken for data.
+TEST_F(TFRecordDataSourceTest, WorkersShareTheRecordsWhateverTheFileSizes) {
+  writeFile(Dir + "/tiny-train-00002-of-00003.tfrecord", 0, 16);
+  std::vector<std::multiset<int>> Seen(2);
+  for (int64_t Rank : {0, 1}) {
+    std::unique_ptr<TFRecordDataSource> Source;
+    Status S = TFRecordDataSource::create(
+        hparams("num_epochs=1\nshuffle_buffer_size=0\n"), {2, 1, Side, Side},
+        Source, InputSplit::Train, 0, {Rank, 2});
+    ASSERT_TRUE(S.ok()) << S.message();
+    EXPECT_EQ(Source->samplesPerEpoch(), (NumRecords + 4) / 2);
+    EXPECT_NE(Source->describe().find("34 records for each of 2 workers "
+                                      "(this one, rank " +
+                                      std::to_string(Rank) +
+                                      ", reads the records p with p % 2 == " +
+                                      std::to_string(Rank) + " of each pass)"),
+              std::string::npos)
+        << Source->describe();
+    EXPECT_EQ(Source->files().size(), 3u);
+    Pulled P = pullAll(*Source, Side * Side);
+    for (const std::vector<float> &Images : P.Images)
+      for (int Sample = 0; Sample < 2; ++Sample)
+        Seen[Rank].insert(static_cast<int>(
+            std::lround(Images[Sample * Side * Side] * 128 + 128)));
+    EXPECT_EQ(Seen[Rank].size(), 34u);
+  }
+  // Every record once: the third file repeats records 0, 16, 32 and 48.
+  std::multiset<int> All(Seen[0].begin(), Seen[0].end()), Expected;
+  All.insert(Seen[1].begin(), Seen[1].end());
+  for (int R = 0; R < NumRecords; ++R)
+    Expected.insert(R);
+  Expected.insert({0, 16, 32, 48});
+  EXPECT_EQ(All, Expected);
 }
 
 // With num_sample_per_epoch, each worker's share of it.
@@ -549,6 +587,10 @@ TEST_F(TFRecordDataSourceTest, DamagedRecordsAreSkippedUpToTheLimit) {
   Status S = pullUntilError(*Source, Batches);
   std::string Log = ::testing::internal::GetCapturedStdout();
   ASSERT_TRUE(S.ok()) << S.message();
+  // The first run indexes the files: a line before the damage's.
+  const std::string Indexed = "train.bin: data pipeline: indexed the records";
+  ASSERT_EQ(Log.rfind(Indexed, 0), 0u) << Log;
+  Log.erase(0, Log.find('\n') + 1);
   // 62 good records in each of 2 epochs; each damaged one counts once.
   EXPECT_EQ(Batches, size_t(2 * 62 / Batch));
   EXPECT_EQ(Source->skippedRecords(), 2);

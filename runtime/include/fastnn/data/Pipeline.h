@@ -1,6 +1,8 @@
 //===- Pipeline.h - The prefetching TFRecord input pipeline -----*- C++ -*-===//
 //
 // files (sharded by rank) -> interleave -> [cache] -> shuffle buffer
+//   (or, sharded by record: this worker's records of the epoch's order,
+//   read by offset -> [cache])
 //   -> record queue -> N threads: parse, decode, preprocess, write the sample
 //      straight into its slot of a batch ring (map-and-batch fused)
 //   -> the trainer takes whole batches in order (prefetch = ring size).
@@ -42,6 +44,19 @@ struct BatchBuffer {
   int32_t *Labels = nullptr;
 };
 
+/// How the workers divide an epoch's records.
+enum class ShardBy {
+  /// Files i with i % WorldSize == Rank are this worker's (its files'
+  /// sizes decide its share).
+  File,
+  /// The epoch's records, all files' in file order or globally shuffled,
+  /// are dealt out: worker r reads those at p with p % WorldSize == r, so
+  /// shares differ by one record at most. Reads each record by its offset
+  /// from the file's RecordIndex (built and saved beside it if missing);
+  /// compressed files allow no random access and shard by file (a notice).
+  Record,
+};
+
 struct PipelineOptions {
   DatasetSpec Spec;
   std::vector<std::string> Files;
@@ -49,8 +64,8 @@ struct PipelineOptions {
   bool DetectCompression = true;
   Compression Comp = Compression::None;
   uint64_t MaxRecordBytes = uint64_t(1) << 30;
-  /// Files i with i % WorldSize == Rank are this worker's.
   int Rank = 0, WorldSize = 1;
+  ShardBy Sharding = ShardBy::File;
 
   int BatchSize = 32;
   /// Zero sizes take the spec's natural size.
@@ -64,18 +79,22 @@ struct PipelineOptions {
   /// up and the batch is short.
   bool DropRemainder = true;
 
-  int NumThreads = 2;           ///< num_preprocessing_threads
-  int NumParallelBatches = 2;   ///< records queued for the threads, in batches
-  int PrefetchBatches = 2;      ///< prefetch_buffer_size: batches in the ring
-  int ShuffleBufferSize = 1024; ///< samples; <= 1 keeps the file order
-  bool ShuffleFiles = true;     ///< reshuffle this worker's files each epoch
-  int CycleLength = 4;          ///< files read round-robin at a time
+  int NumThreads = 2;         ///< num_preprocessing_threads
+  int NumParallelBatches = 2; ///< records queued for the threads, in batches
+  int PrefetchBatches = 2;    ///< prefetch_buffer_size: batches in the ring
+  /// Samples; <= 1 keeps the file order. Sharding by record, > 1 shuffles
+  /// all records of each epoch at once instead (seeded by Seed and epoch).
+  int ShuffleBufferSize = 1024;
+  bool ShuffleFiles = true; ///< reshuffle the files each epoch
+  /// Files read round-robin at a time (sharding by file).
+  int CycleLength = 4;
   bool UseCaching = false; ///< keep the encoded records in memory after epoch 1
   int NumEpochs = 1;       ///< 0 repeats forever
   uint64_t Seed = 0;
-  /// The stream starts at this batch: the records before it are read and
+  /// The stream starts at this batch (how a resumed run continues where it
+  /// stopped): sharding by file, the records before it are read and
   /// shuffled as usual, so that the order after them is unchanged, but not
-  /// decoded (how a resumed run continues where it stopped). Damaged
+  /// decoded; by record they are skipped by number, unread. Damaged
   /// records the reader meets before it are accounted at the first batch;
   /// undecodable ones before it are not met.
   uint64_t StartBatch = 0;
@@ -144,6 +163,13 @@ public:
   Status nextBatch(void *Images, int32_t *Labels, int &Size);
 
   PipelineStats stats() const;
+  /// Lines worth a user's attention from create(): indexes rebuilt or not
+  /// saved, record sharding given up for compressed files.
+  const std::vector<std::string> &notices() const;
+  /// Whether the records are sharded by record (see ShardBy), and then how
+  /// many an epoch holds, all workers together.
+  bool shardsByRecord() const;
+  uint64_t recordsPerEpoch() const;
   /// The damaged records skipped since the previous call, in stream order.
   /// At most MaxPendingSkips wait between calls: past that the latest one
   /// replaces the last kept (stats() counts them all).

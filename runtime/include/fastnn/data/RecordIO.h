@@ -75,6 +75,40 @@ private:
   bool Dead = false;
 };
 
+/// Random access to the records of an uncompressed file, by the byte offsets
+/// a RecordIndex holds: one pread per record, the same framing checks and
+/// messages as RecordReader, and no stdio buffer, so that many can be open.
+class RecordFile {
+public:
+  static std::unique_ptr<RecordFile> open(const std::string &Path,
+                                          uint64_t MaxRecordBytes, Status &Err);
+  ~RecordFile();
+  RecordFile(const RecordFile &) = delete;
+  RecordFile &operator=(const RecordFile &) = delete;
+
+  /// Reads the record framed at \p Offset into \p Record (reusing its
+  /// capacity). \p Span, the framed size when known (the next record's
+  /// offset minus this one's), lets one read fetch it all. On Corrupt,
+  /// \p Err names the file and byte offset.
+  RecordReader::Result readAt(uint64_t Offset, uint64_t Span,
+                              std::string &Record, Status &Err);
+  const std::string &name() const { return Name; }
+  uint64_t size() const { return FileSize; }
+
+private:
+  RecordFile(std::string Name, int Fd, uint64_t FileSize,
+             uint64_t MaxRecordBytes)
+      : Name(std::move(Name)), Fd(Fd), FileSize(FileSize),
+        MaxRecordBytes(MaxRecordBytes) {}
+  Status readFully(uint64_t At, void *Dst, size_t N, size_t &Got);
+
+  std::string Name;
+  int Fd;
+  uint64_t FileSize;
+  uint64_t MaxRecordBytes;
+  std::string Buffer;
+};
+
 class RecordWriter {
 public:
   static std::unique_ptr<RecordWriter> open(const std::string &Path,

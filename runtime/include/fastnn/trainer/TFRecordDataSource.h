@@ -43,6 +43,12 @@ Status listTrainFiles(const Hparams &H, std::vector<std::string> &Files);
 /// The evaluation files that dataset_dir and eval_files name.
 Status listEvalFiles(const Hparams &H, std::vector<std::string> &Files);
 
+/// Whether the workers share Files by record: shard_by=record and every
+/// file uncompressed (compressed ones allow no reading by offset; the
+/// pipeline then shares the files, as with shard_by=file).
+Status shardsByRecord(const Hparams &H, const std::vector<std::string> &Files,
+                      bool &ByRecord);
+
 /// Records in the TFRecord files. Uncompressed files are walked by their
 /// record headers (each length CRC checked, the data skipped), so counting
 /// costs a seek per record; compressed ones are read through. A damaged
@@ -71,10 +77,13 @@ public:
   /// images have another channel count, or another size when no
   /// preprocessing adapts it, is refused here. A training stream starts at
   /// batch StartBatch, where a run that consumed StartBatch batches stands:
-  /// the records before it are read but not decoded. Worker Shard.Rank of a
-  /// data-parallel job of Shard.Count workers trains on, or evaluates, the
-  /// files whose index i in the list has i % Shard.Count == Shard.Rank (a
-  /// worker with none is refused: an evaluation leaves it out instead).
+  /// the records before it are skipped by number (shard_by=record) or read
+  /// but not decoded (shard_by=file). Worker Shard.Rank of a data-parallel
+  /// job of Shard.Count workers trains on, or evaluates, the records at
+  /// positions p with p % Shard.Count == Shard.Rank of each pass's order
+  /// (shard_by=record, the default, see data::ShardBy), or the files whose
+  /// index i in the list has i % Shard.Count == Shard.Rank (shard_by=file;
+  /// a worker with none is refused: an evaluation leaves it out instead).
   static Status create(const Hparams &H, const std::vector<int64_t> &ImageShape,
                        std::unique_ptr<TFRecordDataSource> &Out,
                        InputSplit Split = InputSplit::Train,
@@ -90,9 +99,9 @@ public:
   Status next(float *Images, int64_t *Labels, int64_t &Size) override;
   /// Training: num_sample_per_epoch when given, else the records of the
   /// files; evaluation: the records of all the files. A training worker of
-  /// a job of K counts its share: num_sample_per_epoch / K, or the records
-  /// of the smallest worker's files, so that every worker runs as many
-  /// steps.
+  /// a job of K counts its share: num_sample_per_epoch / K, or the smallest
+  /// worker's records (N / K by record, its files' by file), so that every
+  /// worker runs as many steps.
   int64_t samplesPerEpoch() const override { return SamplesPerEpoch; }
   /// -1 with skip_corrupt_records=0.
   int64_t skippedRecords() const override;
