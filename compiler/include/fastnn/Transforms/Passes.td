@@ -347,6 +347,14 @@ def FastNNMixedPrecision : Pass<"fastnn-mixed-precision", "mlir::ModuleOp"> {
     remains. The function's signature does not change. `fp32` leaves the
     IR as it is.
 
+    Last, an `allreduce mean` of one gradient widened from the low type and
+    then only scaled or shifted by values every worker shares (built from
+    parameters and constants: the loss scale's factor, weight decay) moves
+    onto the low value, right where it is complete, and those f32 steps
+    repeat on its mean before the first reader: the gradient travels in the
+    low type, still loss-scaled, and what reads the mean (the overflow
+    check) sees the reduced values.
+
     Before:
     ```mlir
     %w = fastnn.param @conv.weight : tensor<8x3x3x3xf32>
