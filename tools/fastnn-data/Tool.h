@@ -43,6 +43,7 @@ private:
 int runConvert(const Args &A);
 int runInspect(const Args &A);
 int runBench(const Args &A);
+int runIndex(const Args &A);
 
 } // namespace fastnn::tool
 

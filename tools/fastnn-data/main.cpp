@@ -1,4 +1,4 @@
-//===- main.cpp - fastnn-data: convert, inspect and benchmark datasets ----===//
+//===- main.cpp - fastnn-data: convert, inspect, benchmark, index ---------===//
 
 #include "Tool.h"
 
@@ -115,7 +115,12 @@ static void usage(std::FILE *Out) {
       "  bench --dataset=SPEC FILE... [--batch=N] [--threads=N]\n"
       "          [--preprocessing=NAME] [--height=H --width=W --channels=C]\n"
       "          [--eval] [--seconds=S] [--prefetch=N] [--shuffle=N]\n"
-      "      Runs the input pipeline alone and prints images/s and stats.\n",
+      "      Runs the input pipeline alone and prints images/s and stats.\n"
+      "\n"
+      "  index FILE... [--force] [--max-record-bytes=N]\n"
+      "      Builds each uncompressed file's record index FILE.fnnidx (record\n"
+      "      offsets, checked against the file's size and mtime) for\n"
+      "      shard_by=record, or says it is up to date.\n",
       Out);
 }
 
@@ -146,6 +151,8 @@ int main(int Argc, char **Argv) {
     return runInspect(A);
   if (Cmd == "bench")
     return runBench(A);
+  if (Cmd == "index")
+    return runIndex(A);
   std::fprintf(stderr, "fastnn-data: unknown command '%s'\n", Cmd.c_str());
   usage(stderr);
   return 2;
