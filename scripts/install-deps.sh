@@ -2,7 +2,8 @@
 # Installs everything fastnn needs on Debian 12, as root; safe to run again.
 # Debian packages come from scripts/apt-packages.txt; Python test oracles from
 # scripts/requirements.txt go into the project virtual environment .venv, which sees
-# Debian's torch/onnx/numpy through --system-site-packages.
+# Debian's torch/onnx/numpy through --system-site-packages; the pinned PyPI onnx
+# of scripts/requirements-onnx.txt goes into .venv-onnx, a venv of its own.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
