@@ -17,6 +17,11 @@ slice of each batch). The other commands check one behaviour each:
                of the bucket collectives and their waits
   kill         a worker killed with SIGKILL mid-run ends the whole job with
                a non-zero exit within 60 s and a message naming its rank
+  record-shards  2 workers of batch B over two files of 150 and 10 records
+               (record sharding, shuffled) log the loss of one process of
+               batch 2B at every step and end with its weights, to 1e-5;
+               with shard_by=file the same files give worker 1 a share of
+               10 records and an epoch of 10 records per worker
   sigterm      SIGTERM to worker 1 alone stops both workers after the same
                step with exit 143 and the chief's checkpoint of that step;
                the restart ends as an uninterrupted 2-worker run, bitwise
@@ -91,6 +96,28 @@ HALF_WEIGHT_FACTOR = 4
 FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
 EVAL_TRAIN_IMAGES, EVAL_TEST_IMAGES, EVAL_FILES = 240, 203, 3
 EVAL_STEPS = 20
+
+# The record-sharding check: two training files of very different sizes
+# (slices of Fashion-MNIST written by fastnn-data), a model without batch
+# norm (batch statistics would differ between a worker's batch and the
+# job's), deterministic preprocessing, a shuffle over all records.
+SKEWED_RECORDS = (150, 10)
+SHARD_STEPS = 25
+SHARD_HPARAMS = f"""\
+dataset_name=mnist
+num_classes=10
+preprocessing_name=lenet
+use_fp16=False
+optimizer=sgd
+learning_rate=0.05
+learning_rate_decay_type=fixed
+num_epochs=1000
+stop_at_step={SHARD_STEPS}
+log_loss_every_n_iters=1
+save_checkpoints_steps=0
+shuffle_buffer_size=1024
+seed=3
+"""
 EVAL_HPARAMS = f"""\
 dataset_name=mnist
 num_classes=10
@@ -216,12 +243,46 @@ def setup_eval(args):
          work / "eval_hp.txt", f"--hparam=batch_size={BATCH}"])
 
 
+def setup_record_shards(args):
+    """The record-sharding check's skewed files, train.bins of batch B and
+    2B, and the reference: one process of batch 2B."""
+    import torch
+    work = Path(args.work)
+    files = []
+    for count in SKEWED_RECORDS:
+        idx = work / f"skewed-idx-{count}"
+        idx.mkdir()
+        write_idx_slice("train", count, idx)
+        write_idx_slice("t10k", 1, idx)
+        run([args.fastnn_data, "convert", "--format=idx", f"--input={idx}",
+             f"--output={work / 'skewed'}", f"--name=skewed{count}", "--shards=1",
+             "--no-progress"])
+        files += sorted((work / "skewed").glob(f"skewed{count}-train-*.tfrecord"))
+    if len(files) != len(SKEWED_RECORDS):
+        fail(f"fastnn-data wrote {files}, expected one training file per slice")
+    (work / "shard_hp.txt").write_text(
+        SHARD_HPARAMS + f"train_files={','.join(map(str, files))}\n")
+    torch.manual_seed(3)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.Flatten(), torch.nn.Linear(8 * 14 * 14, 10))
+    torch.onnx.export(model, torch.zeros(BATCH, 1, 28, 28), str(work / "shard_model.onnx"),
+                      input_names=["images"], output_names=["logits"], opset_version=13,
+                      do_constant_folding=False, training=torch.onnx.TrainingMode.TRAINING)
+    for name, batch in [("shard_b", BATCH), ("shard_2b", 2 * BATCH)]:
+        run([args.fastnnc, work / "shard_model.onnx", "-o", work / f"{name}.bin", "--hparams",
+             work / "shard_hp.txt", f"--hparam=batch_size={batch}"])
+    ref = train(args, "shard_2b.bin", fresh(work / "shard-single"), hparams="shard_hp.txt")
+    (work / "shard-single.log").write_text(ref.stdout)
+
+
 def setup(args):
     import torch
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     setup_eval(args)
+    setup_record_shards(args)
     torch.manual_seed(0)
     model = torch.nn.Sequential(
         torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),
@@ -352,6 +413,40 @@ def half_precision(args):
         fail(f"the overflow run logged {sorted(got)} with losses {got}")
     print(f"fp16 from loss scale 1e9, 2 workers: steps {steps[0]}-{steps[-1]} skipped alike, "
           f"loss scale then {skipped[-1][1]:g}; {agreed.group(0)}")
+
+
+def record_shards(args):
+    work = Path(args.work)
+    ref_log = (work / "shard-single.log").read_text()
+    want = losses(ref_log)
+    directory = fresh(work / "shard-record")
+    ran = train(args, "shard_b.bin", directory, workers=2, hparams="shard_hp.txt")
+    got = losses(ran.stdout)
+    if sorted(got) != sorted(want) or len(want) != SHARD_STEPS:
+        fail(f"logged steps {sorted(got)}, the reference {sorted(want)}:\n{ran.stdout}")
+    worst_loss = max(abs(got[s] - want[s]) / abs(want[s]) for s in want)
+    _, ref = read_checkpoint(work / "shard-single" / f"model.ckpt-{SHARD_STEPS}")
+    _, weights = read_checkpoint(directory / f"model.ckpt-{SHARD_STEPS}")
+    worst_weight = max(float(np.max(np.abs(weights[n] - ref[n])) /
+                             max(float(np.max(np.abs(ref[n]))), 1e-12)) for n in ref)
+    print(f"shard_by=record, files of {SKEWED_RECORDS[0]} and {SKEWED_RECORDS[1]} records: "
+          f"{len(got)} steps, largest relative loss difference {worst_loss:.2e}, weight "
+          f"difference {worst_weight:.2e} (allowed {TOLERANCE:g}) from one process of batch "
+          f"{2 * BATCH}")
+    if worst_loss > TOLERANCE or worst_weight > TOLERANCE:
+        fail("2 workers sharing the records differ from one process of the job's batch")
+    share = f"2 files, {sum(SKEWED_RECORDS) // 2} records for each of 2 workers"
+    if share not in ran.stdout:
+        fail(f"the chief's log does not say '{share}':\n{ran.stdout[:2000]}")
+    # By file, worker 1 holds the small file only: every worker's epoch
+    # shrinks to the smallest share, which record sharding avoids.
+    by_file = train(args, "shard_b.bin", fresh(work / "shard-file"), workers=2,
+                    hparams="shard_hp.txt", extra=["--shard_by=file"])
+    share = f"2 files, {min(SKEWED_RECORDS)} records for each of 2 workers"
+    if share not in by_file.stdout:
+        fail(f"with shard_by=file the log does not say '{share}':\n{by_file.stdout[:2000]}")
+    print(f"shard_by=file: {min(SKEWED_RECORDS)} records for each worker; shard_by=record: "
+          f"{sum(SKEWED_RECORDS) // 2}")
 
 
 def compare_bitwise(uninterrupted, resumed):
@@ -637,7 +732,7 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["setup", "equivalence", "resume", "timeline", "kill",
                                             "sigterm", "eval", "stuck-worker",
-                                            "half-precision"])
+                                            "half-precision", "record-shards"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
     parser.add_argument("--fastnn-data")
@@ -653,7 +748,8 @@ def main():
         sys.exit(1)
     {"setup": setup, "equivalence": equivalence, "resume": resume, "timeline": timeline,
      "kill": kill, "sigterm": sigterm, "eval": evaluation,
-     "stuck-worker": stuck_worker, "half-precision": half_precision}[args.command](args)
+     "stuck-worker": stuck_worker, "half-precision": half_precision,
+     "record-shards": record_shards}[args.command](args)
 
 
 if __name__ == "__main__":
