@@ -13,12 +13,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-# Image sizes that keep each model's training step small on a CPU; alexnet_v2
-# and vgg_16 only accept 224 (their fully connected layers are convolutions).
-IMAGE_SIZE = {"lenet": 28, "cifarnet": 32, "alexnet_v2": 224, "vgg_16": 224,
-              "inception_v1": 96, "inception_v3": 128, "inception_resnet_v2": 128,
-              "resnet_v1_50": 64, "resnet_v2_50": 64, "mobilenet_v1": 64,
-              "mobilenet_v2": 64}
+# Image sizes that keep each model's training step small on a CPU; alexnet_v2,
+# the vggs and overfeat only accept their default size (their fully connected
+# layers are convolutions).
+IMAGE_SIZE = {"lenet": 28, "cifarnet": 32, "alexnet_v2": 224, "vgg_a": 224,
+              "vgg_16": 224, "vgg_19": 224, "overfeat": 231,
+              "inception_v1": 96, "inception_v2": 96, "inception_v3": 128,
+              "inception_v4": 128, "inception_resnet_v2": 128,
+              **{"resnet_v%d_%d" % (v, n): 64 for v in (1, 2)
+                 for n in (50, 101, 152, 200)},
+              **{name: 64 for name in (
+                  "mobilenet_v1", "mobilenet_v1_075", "mobilenet_v1_050",
+                  "mobilenet_v1_025", "mobilenet_v2", "mobilenet_v2_140",
+                  "mobilenet_v2_035")}}
 
 
 def overfit(name, fastnnc, onnx_file, tmp, steps, learning_rate=0.005,

@@ -15,7 +15,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from fastnn_zoo import MODELS  # noqa: E402
 from fastnn_zoo.onnx_export import (  # noqa: E402
-    MAX_OPSET, MIN_OPSET, ExportError, export_model)
+    MAX_OPSET, MIN_OPSET, ExportError, count_parameters, export_model)
 
 
 def parse_args(argv):
@@ -37,7 +37,8 @@ def parse_args(argv):
     parser.add_argument("--summary-json", metavar="FILE",
                         help="also write the export summary as JSON")
     parser.add_argument("--list", action="store_true",
-                        help="list the models with their defaults")
+                        help="list the models with their defaults and "
+                        "parameter counts")
     args = parser.parse_args(argv)
     if not args.list and not (args.model and args.output):
         parser.error("--model and -o are required (or use --list)")
@@ -51,13 +52,14 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     if args.list:
-        print("%-20s %10s %11s %8s  %s"
-              % ("model", "image_size", "num_classes", "channels", "outputs"))
+        print("%-20s %10s %11s %8s %12s  %s"
+              % ("model", "image_size", "num_classes", "channels",
+                 "parameters", "outputs"))
         for name, spec in MODELS.items():
             outputs = "logits,aux_logits" if spec.aux_logits else "logits"
-            print("%-20s %10d %11d %8d  %s" % (name, spec.image_size,
-                                              spec.num_classes, spec.channels,
-                                              outputs))
+            print("%-20s %10d %11d %8d %12d  %s"
+                  % (name, spec.image_size, spec.num_classes, spec.channels,
+                     count_parameters(name), outputs))
         return 0
     start = time.time()
     try:

@@ -8,6 +8,7 @@ initializer, so weights use its default, xavier.
 import torch
 from torch import nn
 
+from .inception_blocks import AuxLogits, Concat
 from .layers import (ConvBN, avg_pool_same, conv2d, linear, same_padding,
                      valid_size, xavier)
 
@@ -71,38 +72,6 @@ def block8(scale, activate=True):
     ], 192 + 256, 2080, scale, activate)
 
 
-class _Concat(nn.Module):
-    """An Inception 'Mixed' layer: branches concatenated along channels."""
-
-    def __init__(self, *branches):
-        super().__init__()
-        self.branches = nn.ModuleList(branches)
-
-    def forward(self, x):
-        return torch.cat([branch(x) for branch in self.branches], 1)
-
-
-class AuxLogits(nn.Module):
-    def __init__(self, in_channels, map_size, num_classes):
-        super().__init__()
-        # VALID, so there is no padding to count; count_include_pad=False
-        # keeps the exporter from adding a no-op Pad node.
-        self.pool = nn.AvgPool2d(5, 3, count_include_pad=False)
-        self.conv_1b = _conv(in_channels, 128, 1)
-        # slim sizes this VALID conv to the whole pooled map (5x5 at 299 px).
-        if map_size < 5:
-            raise ValueError("image size too small for the AuxLogits head "
-                             "(its input would be %dx%d, it needs 5x5; use "
-                             ">= 107 px)" % (map_size, map_size))
-        pooled = valid_size(map_size, 5, 3)
-        self.conv_2a = _conv(128, 768, pooled, valid=True)
-        self.logits = linear(768, num_classes, xavier)
-
-    def forward(self, x):
-        x = self.conv_2a(self.conv_1b(self.pool(x)))
-        return self.logits(x.flatten(1))
-
-
 class InceptionResNetV2(nn.Module):
     def __init__(self, num_classes=1000, image_size=299, in_channels=3):
         super().__init__()
@@ -114,14 +83,14 @@ class InceptionResNetV2(nn.Module):
             _conv(64, 80, 1, valid=True),                      # Conv2d_3b_1x1
             _conv(80, 192, 3, valid=True),                     # Conv2d_4a_3x3
             nn.MaxPool2d(3, 2),                                # MaxPool_5a_3x3
-            _Concat(                                           # Mixed_5b
+            Concat(                                           # Mixed_5b
                 _conv(192, 96, 1),
                 _chain(_conv(192, 48, 1), _conv(48, 64, 5)),
                 _chain(_conv(192, 64, 1), _conv(64, 96, 3),
                        _conv(96, 96, 3)),
                 _chain(avg_pool_same(3), _conv(192, 64, 1))),
             *[block35(0.17) for _ in range(10)],
-            _Concat(                                           # Mixed_6a
+            Concat(                                           # Mixed_6a
                 _conv(320, 384, 3, stride=2, valid=True),
                 _chain(_conv(320, 256, 1), _conv(256, 256, 3),
                        _conv(256, 384, 3, stride=2, valid=True)),
@@ -129,9 +98,9 @@ class InceptionResNetV2(nn.Module):
             *[block17(0.10) for _ in range(20)],
         )
         self.aux_logits = AuxLogits(1088, self._pre_aux_size(image_size),
-                                    num_classes)
+                                    num_classes, _conv)
         self.head = nn.Sequential(
-            _Concat(                                           # Mixed_7a
+            Concat(                                           # Mixed_7a
                 _chain(_conv(1088, 256, 1),
                        _conv(256, 384, 3, stride=2, valid=True)),
                 _chain(_conv(1088, 256, 1),

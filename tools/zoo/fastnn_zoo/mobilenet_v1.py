@@ -1,4 +1,5 @@
-"""MobileNet v1 (width 1.0) of TF-slim nets/mobilenet_v1.py."""
+"""MobileNet v1 of TF-slim nets/mobilenet_v1.py, at any depth_multiplier
+(mobilenet_v1 1.0, mobilenet_v1_075/050/025)."""
 from torch import nn
 
 from .layers import ConvBN, conv2d, trunc_normal
@@ -14,6 +15,9 @@ _SEPARABLE_DEFS = [(1, 64), (2, 128), (1, 128), (2, 256), (1, 256), (2, 512),
                    (1, 512), (1, 512), (1, 512), (1, 512), (1, 512),
                    (2, 1024), (1, 1024)]
 
+# mobilenet_v1's min_depth.
+_MIN_DEPTH = 8
+
 
 def _conv(in_channels, out_channels, kernel_size, stride=1, groups=1):
     return ConvBN(in_channels, out_channels, kernel_size, _INIT, _BN_DECAY,
@@ -22,17 +26,22 @@ def _conv(in_channels, out_channels, kernel_size, stride=1, groups=1):
 
 
 class MobileNetV1(nn.Module):
-    def __init__(self, num_classes=1000, image_size=224, in_channels=3):
+    def __init__(self, depth_multiplier=1.0, num_classes=1000, image_size=224,
+                 in_channels=3):
         super().__init__()
-        layers = [_conv(in_channels, 32, 3, stride=2)]
-        channels = 32
-        for stride, depth in _SEPARABLE_DEFS:
+
+        def depth(d):
+            return max(int(d * depth_multiplier), _MIN_DEPTH)
+
+        channels = depth(32)
+        layers = [_conv(in_channels, channels, 3, stride=2)]
+        for stride, width in _SEPARABLE_DEFS:
             # slim.separable_conv2d with num_outputs=None: depthwise only,
             # followed by a separate 1x1 pointwise conv.
             layers.append(_conv(channels, channels, 3, stride=stride,
                                 groups=channels))
-            layers.append(_conv(channels, depth, 1))
-            channels = depth
+            layers.append(_conv(channels, depth(width), 1))
+            channels = depth(width)
         self.features = nn.Sequential(*layers)
         # AvgPool_1a uses the whole final map (7x7 at 224 px, reduced for
         # small inputs), i.e. global average pooling.

@@ -7,6 +7,7 @@ training mode without constant folding and then checks the file structurally
 against the PyTorch module, raising ExportError on any mismatch.
 """
 import collections
+import contextlib
 import os
 import warnings
 
@@ -53,6 +54,29 @@ def build_model(name, num_classes=None, image_size=None, channels=None,
         raise ExportError("cannot be built with %s: %s"
                           % (config, error)) from error
     return model, config
+
+
+@contextlib.contextmanager
+def _initializers_disabled():
+    """Makes torch.nn.init's in-place initializers no-ops: counting needs
+    only the shapes, and filling 100M+ weights takes seconds per model."""
+    names = [n for n in dir(nn.init) if n.endswith("_") and not n.startswith("_")]
+    saved = {n: getattr(nn.init, n) for n in names}
+    for n in names:
+        setattr(nn.init, n, lambda tensor, *args, **kwargs: tensor)
+    try:
+        yield
+    finally:
+        for n, function in saved.items():
+            setattr(nn.init, n, function)
+
+
+def count_parameters(name):
+    """Trainable parameter elements of a zoo model at its defaults (the
+    count TF-slim's variables have, up to the deviations in docs/zoo.md)."""
+    with _initializers_disabled():
+        model, _ = build_model(name)
+    return sum(p.numel() for p in model.parameters())
 
 
 def output_names(name):

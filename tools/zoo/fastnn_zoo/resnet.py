@@ -1,10 +1,10 @@
-"""ResNet-50 v1 and v2 of TF-slim nets/resnet_v1.py, resnet_v2.py.
+"""ResNet v1 and v2 (50/101/152/200) of TF-slim nets/resnet_v1.py, resnet_v2.py.
 
 Follows slim's block layout rather than torchvision's: each block subsamples
 in its *last* unit (stride on that unit's 3x3 conv), and a unit whose depth
 does not change uses a 1x1/stride max pool as shortcut (resnet_utils
-.subsample).  Parameter shapes equal torchvision's resnet50; the feature maps
-in the first units of blocks 2-4 are larger, as in slim.
+.subsample).  Parameter shapes equal torchvision's resnets of the same depth;
+the feature maps in the first units of blocks 2-4 are larger, as in slim.
 """
 from torch import nn
 
@@ -14,8 +14,14 @@ from .layers import ConvBN, batch_norm, conv2d, variance_scaling
 _BN_DECAY = 0.997
 _BN_EPSILON = 1e-5
 
-# resnet_v*_50 blocks: (bottleneck depth, units, stride of the last unit).
-_RESNET_50_BLOCKS = [(64, 3, 2), (128, 4, 2), (256, 6, 2), (512, 3, 1)]
+# resnet_v*_<num_layers> blocks (the same for v1 and v2): (bottleneck depth,
+# units, stride of the last unit).
+RESNET_BLOCKS = {
+    50: [(64, 3, 2), (128, 4, 2), (256, 6, 2), (512, 3, 1)],
+    101: [(64, 3, 2), (128, 4, 2), (256, 23, 2), (512, 3, 1)],
+    152: [(64, 3, 2), (128, 8, 2), (256, 36, 2), (512, 3, 1)],
+    200: [(64, 3, 2), (128, 24, 2), (256, 36, 2), (512, 3, 1)],
+}
 
 
 def _conv_bn(in_channels, out_channels, kernel_size, stride=1,
@@ -77,8 +83,8 @@ class BottleneckV2(nn.Module):
         return shortcut + self.conv3(self.conv2(self.conv1(preact)))
 
 
-class ResNet50(nn.Module):
-    def __init__(self, version, num_classes=1000, image_size=224,
+class ResNet(nn.Module):
+    def __init__(self, version, num_layers, num_classes=1000, image_size=224,
                  in_channels=3):
         super().__init__()
         if version == 1:
@@ -92,7 +98,7 @@ class ResNet50(nn.Module):
                           padding=3)
         layers = [root, nn.MaxPool2d(3, 2, padding=1)]  # pool1 is SAME
         channels = 64
-        for depth_bottleneck, units, stride in _RESNET_50_BLOCKS:
+        for depth_bottleneck, units, stride in RESNET_BLOCKS[num_layers]:
             for i in range(units):
                 layers.append(unit(channels, 4 * depth_bottleneck,
                                    depth_bottleneck,

@@ -1,20 +1,26 @@
-"""VGG-16 of TF-slim nets/vgg.py (configuration D, fc layers as convs)."""
+"""VGG of TF-slim nets/vgg.py: vgg_a (configuration A), vgg_16 (D) and
+vgg_19 (E), fully connected layers as convs."""
 from torch import nn
 
 from .layers import conv2d, xavier
 
 # (number of 3x3 convs, output channels) per block, each followed by a
 # 2x2/2 VALID max pool.
-_VGG16_BLOCKS = [(2, 64), (2, 128), (3, 256), (3, 512), (3, 512)]
+VGG_BLOCKS = {
+    "vgg_a": [(1, 64), (1, 128), (2, 256), (2, 512), (2, 512)],
+    "vgg_16": [(2, 64), (2, 128), (3, 256), (3, 512), (3, 512)],
+    "vgg_19": [(2, 64), (2, 128), (4, 256), (4, 512), (4, 512)],
+}
 
 
-class VGG16(nn.Module):
-    def __init__(self, num_classes=1000, image_size=224, in_channels=3):
+class VGG(nn.Module):
+    def __init__(self, blocks, num_classes=1000, image_size=224,
+                 in_channels=3):
         super().__init__()
         # vgg_arg_scope: slim's default xavier weights and zero biases.
         layers = []
         channels = in_channels
-        for repeats, width in _VGG16_BLOCKS:
+        for repeats, width in blocks:
             for _ in range(repeats):
                 layers += [conv2d(channels, width, 3, xavier, padding=1),
                            nn.ReLU()]
