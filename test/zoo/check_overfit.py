@@ -25,7 +25,9 @@ IMAGE_SIZE = {"lenet": 28, "cifarnet": 32, "alexnet_v2": 224, "vgg_a": 224,
               **{name: 64 for name in (
                   "mobilenet_v1", "mobilenet_v1_075", "mobilenet_v1_050",
                   "mobilenet_v1_025", "mobilenet_v2", "mobilenet_v2_140",
-                  "mobilenet_v2_035")}}
+                  "mobilenet_v2_035")},
+              "nasnet_cifar": 32, "nasnet_mobile": 96, "nasnet_large": 128,
+              "pnasnet_mobile": 96, "pnasnet_large": 128}
 
 
 def overfit(name, fastnnc, onnx_file, tmp, steps, learning_rate=0.005,

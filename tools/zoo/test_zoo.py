@@ -17,7 +17,9 @@ from torch import nn
 
 from fastnn_zoo import MODELS
 from fastnn_zoo.layers import LRN
-from fastnn_zoo.onnx_export import ExportError, export_model, verify
+from fastnn_zoo.nasnet import FactorizedReduction, NASNET_CONFIGS, _Layers
+from fastnn_zoo.onnx_export import (ExportError, count_parameters,
+                                    export_model, verify)
 
 EXPORT_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                          "export.py")
@@ -82,6 +84,41 @@ class ZooExportTest(unittest.TestCase):
                                  summary["float_initializers"])
                 self.assertEqual(summary["inputs"][0]["name"], "images")
                 self.assertEqual(summary["inputs"][0]["shape"][0], "batch")
+
+    def test_parameter_counts_match_tf_slim_published(self):
+        # (model, published count at 1001 classes without aux head, its
+        # rounding); docs/zoo.md names each source.
+        published = [("mobilenet_v1", 4.24e6, 0.01e6),
+                     ("mobilenet_v1_075", 2.59e6, 0.01e6),
+                     ("mobilenet_v1_050", 1.34e6, 0.01e6),
+                     ("mobilenet_v1_025", 0.47e6, 0.01e6),
+                     ("nasnet_mobile", 5.3e6, 0.1e6),
+                     ("pnasnet_mobile", 5.1e6, 0.1e6),
+                     ("pnasnet_large", 86.1e6, 0.1e6)]
+        for name, count, rounding in published:
+            with self.subTest(model=name):
+                # One more class: a row of the logits layer and its bias.
+                logits = MODELS[name].build().logits
+                background = logits.weight[0].numel() + 1
+                ours = count_parameters(name, aux_head=False) + background
+                self.assertLess(abs(ours - count), rounding, ours)
+
+    def test_factorized_reduction_reads_even_then_odd_pixels(self):
+        # slim: path 1 takes pixels (0, 2, ...), path 2 pads bottom/right
+        # and shifts by one, taking (1, 3, ...) and a zero past an odd edge.
+        reduction = FactorizedReduction(_Layers(NASNET_CONFIGS["nasnet_cifar"]),
+                                        1, 2, 2)
+        with torch.no_grad():
+            reduction.path1.weight.fill_(1.0)
+            reduction.path2.weight.fill_(1.0)
+            reduction.eval()
+            x = torch.arange(25.0).reshape(1, 1, 5, 5)
+            y = reduction(x) * (1.0 + 1e-5) ** 0.5  # undo BN's epsilon
+        np.testing.assert_allclose(y[0, 0].numpy(), x[0, 0, ::2, ::2].numpy(),
+                                   rtol=1e-5)
+        odd = np.zeros((3, 3), np.float32)
+        odd[:2, :2] = x[0, 0, 1::2, 1::2].numpy()
+        np.testing.assert_allclose(y[0, 1].numpy(), odd, rtol=1e-5)
 
     def test_export_is_deterministic_per_seed(self):
         export_model("lenet", self.path("a.onnx"), seed=3)

@@ -71,12 +71,14 @@ def _initializers_disabled():
             setattr(nn.init, n, function)
 
 
-def count_parameters(name):
+def count_parameters(name, aux_head=True):
     """Trainable parameter elements of a zoo model at its defaults (the
-    count TF-slim's variables have, up to the deviations in docs/zoo.md)."""
+    count TF-slim's variables have, up to the deviations in docs/zoo.md),
+    with or without its aux head (modules named aux_logits)."""
     with _initializers_disabled():
         model, _ = build_model(name)
-    return sum(p.numel() for p in model.parameters())
+    return sum(p.numel() for n, p in model.named_parameters()
+               if aux_head or not n.startswith("aux_logits."))
 
 
 def output_names(name):
