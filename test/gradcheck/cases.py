@@ -26,17 +26,29 @@ finite differences, with the ONNX ops that reach them:
   relu leaky_relu clip sigmoid tanh exp log sqrt neg abs erf
                                  HardSigmoid (default and given alpha,
                                  beta) and HardSwish, imported as mul, add,
-                                 clip and mul
+                                 clip and mul; Elu, Selu, PRelu (relu, neg,
+                                 exp, mul), Gelu exact and tanh (erf or tanh,
+                                 mul, add), Mish (softplus, tanh, mul)
+  sin cos softplus               Sin, Cos, Softplus
+  floor ceil round               x + Floor(x), Ceil, Round (gradient zero),
+                                 inputs away from the jumps
+  select                         Where with broadcasting, and of a Greater
+                                 (equal, less, greater, and, not have
+                                 boolean results and no gradient)
+  mod                            Mod with fmod 1 and broadcasting, a / b away
+                                 from integers
   softmax log_softmax            along inner and outer axes
   dropout_train                  Dropout (ratio 0.3; one mask per step)
   cast                           Cast to float64 and back around a float64
                                  tanh (a bare pair folds away)
   reduce_mean reduce_sum         ReduceMean, ReduceSum, GlobalAveragePool:
                                  axes, negative axes, all axes, keepdims 0/1
-  concat reshape transpose pad slice
+  concat reshape transpose pad slice broadcast
                                  Concat, Reshape, Flatten, Squeeze, Unsqueeze,
                                  Identity, Transpose, Pad (constant), Slice
-                                 (negative starts, several axes, steps 1);
+                                 (negative starts, several axes, steps 1),
+                                 Expand and Tile (broadcast between
+                                 reshapes);
                                  Flatten, Squeeze and Unsqueeze import as
                                  reshape, Identity of a computed value as
                                  nothing
@@ -385,6 +397,44 @@ def mean_two(r):
                 [node("Mean", ["a", "b"])])
 
 
+@case("binary")
+def where_broadcast(r):
+    condition = r.rand(3, 1) < 0.5
+    condition[0, 0], condition[1, 0] = True, False
+    return Case({"a": smooth(r, 2, 3, 4), "b": smooth(r, 4)},
+                [node("Where", ["c", "a", "b"])],
+                constants=[const("c", condition, np.bool_)])
+
+
+@case("binary")
+def where_of_comparison(r):
+    # A leaky relu as Where(x > 0, x, 0.1 x): the mask from Greater has no
+    # gradient, both branches do.
+    x = away(r, 3, 5)
+    return Case({"x": x},
+                [helper.make_node("Greater", ["x", "zero"], ["positive"]),
+                 helper.make_node("Mul", ["x", "slope"], ["scaled"]),
+                 node("Where", ["positive", "x", "scaled"])],
+                constants=[const("zero", 0.0, np.float32),
+                           const("slope", 0.1, np.float32)])
+
+
+@case("binary")
+def mod_fmod_broadcast(r):
+    # a = b (k + u) with u in [0.15, 0.85]: a / b stays between the integers
+    # where the remainder jumps.
+    b = magnitude(r, 3, 1, lo=0.7, hi=1.3)
+    k = r.randint(-2, 3, (2, 3, 4))
+    a = (b * (k + r.uniform(0.15, 0.85, (2, 3, 4)))).astype(np.float32)
+    return Case({"a": a, "b": b}, [node("Mod", ["a", "b"], fmod=1)])
+
+
+@case("binary")
+def prelu_per_channel(r):
+    return Case({"x": away(r, 2, 3, 4), "slope": smooth(r, 3, 1)},
+                [node("PRelu", ["x", "slope"])])
+
+
 # ---------------------------------------------------------------------------
 # Elementwise unary ops
 
@@ -406,6 +456,11 @@ for _name, _builder in {
     "neg": unary("Neg", lambda r: smooth(r, 3, 5)),
     "abs": unary("Abs", lambda r: away(r, 3, 5)),
     "reciprocal": unary("Reciprocal", lambda r: magnitude(r, 3, 5)),
+    "sin": unary("Sin", lambda r: smooth(r, 3, 5, lo=-3, hi=3)),
+    "cos": unary("Cos", lambda r: smooth(r, 3, 5, lo=-3, hi=3)),
+    "softplus": unary("Softplus", lambda r: smooth(r, 3, 5, lo=-4, hi=4)),
+    "elu": unary("Elu", lambda r: away(r, 3, 5, lo=-2, hi=2), alpha=0.7),
+    "selu": unary("Selu", lambda r: away(r, 3, 5, lo=-2, hi=2)),
     "softmax_inner": unary("Softmax", lambda r: smooth(r, 2, 3, 5, lo=-2, hi=2),
                            axis=-1),
     "softmax_outer": unary("Softmax", lambda r: smooth(r, 4, 3, 2, lo=-2, hi=2),
@@ -446,6 +501,43 @@ def hard_swish(r):
     # Kinks at x = -3 and 3; inputs on both flat sides and the curve.
     x = away(r, 3, 5, kinks=(-3.0, 3.0), lo=-4, hi=4)
     return Case({"x": x}, [node("HardSwish", ["x"])], opset=14)
+
+
+def plus_step(op_type, kinks):
+    """x + op(x) for a piecewise-constant op, whose zero gradient alone the
+    check would find insensitive: a wrong rule adds to x's gradient of 1."""
+    def build(r):
+        return Case({"x": away(r, 3, 5, kinks=kinks, lo=-2, hi=2)},
+                    [helper.make_node(op_type, ["x"], ["step"]),
+                     node("Add", ["x", "step"])])
+    return build
+
+
+for _name, _builder in {
+    "floor": plus_step("Floor", (-1, 0, 1)),
+    "ceil": plus_step("Ceil", (-1, 0, 1)),
+    "round": plus_step("Round", (-1.5, -0.5, 0.5, 1.5)),
+}.items():
+    _builder.__name__ = _name
+    case("unary")(_builder)
+
+
+@case("unary")
+def mish(r):
+    x = smooth(r, 3, 5, lo=-3, hi=3)
+    return Case({"x": x}, [node("Mish", ["x"])], opset=18)
+
+
+@case("unary")
+def gelu_exact(r):
+    x = smooth(r, 3, 5, lo=-3, hi=3)
+    return Case({"x": x}, [node("Gelu", ["x"])], opset=20)
+
+
+@case("unary")
+def gelu_tanh(r):
+    x = smooth(r, 3, 5, lo=-3, hi=3)
+    return Case({"x": x}, [node("Gelu", ["x"], approximate="tanh")], opset=20)
 
 
 @case("unary")
@@ -556,6 +648,21 @@ def slice_negative_starts(r):
                 [node("Slice", ["x", "starts", "ends", "axes", "steps"])],
                 constants=[const("starts", [-4, 1]), const("ends", [5, -1]),
                            const("axes", [1, 2]), const("steps", [1, 1])])
+
+
+
+@case("shape")
+def expand_both_ways(r):
+    # [3, 1] with shape [2, 1, 4]: the input broadcasts along two dimensions
+    # and gains one; its gradient sums over all three.
+    return Case({"x": smooth(r, 3, 1)}, [node("Expand", ["x", "shape"])],
+                constants=[const("shape", [2, 1, 4])])
+
+
+@case("shape")
+def tile(r):
+    return Case({"x": smooth(r, 2, 3)}, [node("Tile", ["x", "repeats"])],
+                constants=[const("repeats", [3, 2])])
 
 
 # ---------------------------------------------------------------------------

@@ -93,8 +93,12 @@ def build_model(case, rng):
     def model(graph_nodes, outputs):
         graph = helper.make_graph(graph_nodes, case.name, [images], outputs,
                                   initializers)
+        # The oldest IR version of the opset: fastnnc's checker may be older
+        # than the onnx writing the model.
+        opsets = [helper.make_opsetid("", case.opset)]
         return helper.make_model(
-            graph, opset_imports=[helper.make_opsetid("", case.opset)])
+            graph, opset_imports=opsets,
+            ir_version=helper.find_min_ir_version_for(opsets))
 
     inferred = onnx.shape_inference.infer_shapes(
         model(nodes, [helper.make_tensor_value_info("y", TensorProto.FLOAT,

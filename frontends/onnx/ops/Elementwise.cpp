@@ -1,7 +1,8 @@
 //===- Elementwise.cpp - ONNX elementwise operators -----------------------===//
 //
-// Unary and broadcasting binary arithmetic, the variadic Sum/Mean/Max/Min,
-// activations (some as compositions of ops with gradients), Dropout and Cast.
+// Unary and broadcasting binary arithmetic, comparisons, logic and Where,
+// the variadic Sum/Mean/Max/Min, activations (some as compositions of ops
+// with gradients), Dropout and Cast.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +142,147 @@ LogicalResult importHardSwish(NodeImporter &n) {
   return defineResult(n, n.create<MulOp>(ValueRange{*x, *gate}));
 }
 
+LogicalResult importWhere(NodeImporter &n) {
+  FailureOr<Value> condition = n.input(0), onTrue = n.input(1),
+                   onFalse = n.input(2);
+  if (failed(condition) || failed(onTrue) || failed(onFalse))
+    return failure();
+  return defineResult(
+      n, n.create<SelectOp>(ValueRange{*condition, *onTrue, *onFalse}));
+}
+
+LogicalResult importMod(NodeImporter &n) {
+  FailureOr<Value> a = n.input(0), b = n.input(1);
+  if (failed(a) || failed(b))
+    return failure();
+  SmallVector<NamedAttribute, 1> attributes;
+  if (n.intAttr("fmod", 0) != 0)
+    attributes.push_back(namedAttr(n, "fmod", n.builder().getUnitAttr()));
+  return defineResult(n, n.create<ModOp>(ValueRange{*a, *b}, attributes));
+}
+
+/// The negative part min(x, 0) as -relu(-x), which has a gradient.
+FailureOr<Value> negativePart(NodeImporter &n, Value x) {
+  FailureOr<Value> negated = n.create<NegOp>(x);
+  if (succeeded(negated))
+    negated = n.create<ReluOp>(*negated);
+  if (failed(negated))
+    return failure();
+  return n.create<NegOp>(*negated);
+}
+
+/// scale * (relu(x) + alpha * (e^min(x, 0) - 1)): Elu, and Selu with a
+/// scale. Exact on both sides of 0, and differentiable through relu and exp.
+FailureOr<Value> scaledElu(NodeImporter &n, Value x, double alpha,
+                           double scale) {
+  Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
+  FailureOr<Value> negative = negativePart(n, x);
+  FailureOr<Value> positive = n.create<ReluOp>(x);
+  if (failed(negative) || failed(positive))
+    return failure();
+  FailureOr<Value> curve = n.create<ExpOp>(*negative);
+  if (succeeded(curve))
+    curve =
+        n.create<SubOp>(ValueRange{*curve, n.scalarConstant(elementType, 1.0)});
+  if (succeeded(curve))
+    curve = n.create<MulOp>(
+        ValueRange{*curve, n.scalarConstant(elementType, alpha)});
+  if (succeeded(curve))
+    curve = n.create<AddOp>(ValueRange{*positive, *curve});
+  if (succeeded(curve) && scale != 1.0)
+    curve = n.create<MulOp>(
+        ValueRange{*curve, n.scalarConstant(elementType, scale)});
+  return curve;
+}
+
+LogicalResult importElu(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  return defineResult(n, scaledElu(n, *x, n.floatAttr("alpha", 1.0), 1.0));
+}
+
+LogicalResult importSelu(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  // ONNX's defaults are float32 roundings of the paper's constants.
+  double alpha = n.floatAttr("alpha", 1.67326319217681884765625);
+  double gamma = n.floatAttr("gamma", 1.05070102214813232421875);
+  return defineResult(n, scaledElu(n, *x, alpha, gamma));
+}
+
+/// relu(x) + slope * min(x, 0), the slope broadcast to x (one per channel,
+/// usually, and trainable).
+LogicalResult importPRelu(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0), slope = n.input(1);
+  if (failed(x) || failed(slope))
+    return failure();
+  FailureOr<Value> positive = n.create<ReluOp>(*x);
+  FailureOr<Value> negative = negativePart(n, *x);
+  if (failed(positive) || failed(negative))
+    return failure();
+  FailureOr<Value> scaled = n.create<MulOp>(ValueRange{*negative, *slope});
+  if (failed(scaled))
+    return failure();
+  return defineResult(n, n.create<AddOp>(ValueRange{*positive, *scaled}));
+}
+
+/// x * tanh(softplus(x)).
+LogicalResult importMish(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  FailureOr<Value> gate = n.create<SoftplusOp>(*x);
+  if (succeeded(gate))
+    gate = n.create<TanhOp>(*gate);
+  if (failed(gate))
+    return failure();
+  return defineResult(n, n.create<MulOp>(ValueRange{*x, *gate}));
+}
+
+/// x * Phi(x) with the normal CDF exact (0.5 (1 + erf(x / sqrt 2))) or, for
+/// approximate = "tanh", 0.5 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+LogicalResult importGelu(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  std::string approximate = n.stringAttr("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return n.error("attribute 'approximate' must be \"none\" or \"tanh\", "
+                   "got \"" +
+                   approximate + "\"");
+  Type elementType = cast<RankedTensorType>(x->getType()).getElementType();
+  auto constant = [&](double value) {
+    return n.scalarConstant(elementType, value);
+  };
+  FailureOr<Value> cdf;
+  if (approximate == "none") {
+    cdf = n.create<MulOp>(ValueRange{*x, constant(M_SQRT1_2)});
+    if (succeeded(cdf))
+      cdf = n.create<ErfOp>(*cdf);
+  } else {
+    FailureOr<Value> cube = n.create<MulOp>(ValueRange{*x, *x});
+    if (succeeded(cube))
+      cube = n.create<MulOp>(ValueRange{*cube, *x});
+    if (succeeded(cube))
+      cube = n.create<MulOp>(ValueRange{*cube, constant(0.044715)});
+    if (succeeded(cube))
+      cdf = n.create<AddOp>(ValueRange{*x, *cube});
+    if (succeeded(cdf))
+      cdf = n.create<MulOp>(ValueRange{*cdf, constant(std::sqrt(2 / M_PI))});
+    if (succeeded(cdf))
+      cdf = n.create<TanhOp>(*cdf);
+  }
+  if (succeeded(cdf))
+    cdf = n.create<AddOp>(ValueRange{*cdf, constant(1.0)});
+  if (succeeded(cdf))
+    cdf = n.create<MulOp>(ValueRange{*cdf, constant(0.5)});
+  if (failed(cdf))
+    return failure();
+  return defineResult(n, n.create<MulOp>(ValueRange{*x, *cdf}));
+}
+
 LogicalResult importDropout(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
@@ -201,31 +343,49 @@ std::vector<OpRecord> elementwiseOpRecords() {
   return {
       {"Abs", importUnary<AbsOp>, {13}},
       {"Add", importBinary<AddOp>, {13, 14}},
+      {"And", importBinary<AndOp>, {7}},
       {"Cast", importCast, {13, 19, 21, 23, 24, 25, 28}},
+      {"Ceil", importUnary<CeilOp>, {13}},
       // The bounds are attributes in disguise.
       {"Clip", importClip, {13}, {1, 2}},
+      {"Cos", importUnary<CosOp>, {7, 22}},
       {"Div", importBinary<DivOp>, {13, 14}},
       // The ratio and training_mode decide how the node is compiled.
       {"Dropout", importDropout, {13, 22}, {1, 2}},
+      {"Elu", importElu, {6, 22}},
+      {"Equal", importBinary<EqualOp>, {13, 19}},
       {"Erf", importUnary<ErfOp>, {13}},
       {"Exp", importUnary<ExpOp>, {13}},
+      {"Floor", importUnary<FloorOp>, {13}},
+      {"Gelu", importGelu, {20}},
+      {"Greater", importBinary<GreaterOp>, {13}},
       {"HardSigmoid", importHardSigmoid, {6, 22}},
       {"HardSwish", importHardSwish, {14, 22}},
       {"LeakyRelu", importLeakyRelu, {6, 16}},
+      {"Less", importBinary<LessOp>, {13}},
       {"Log", importUnary<LogOp>, {13}},
       {"Max", importVariadic<MaxOp>, {13}},
       {"Mean", importVariadic<AddOp, /*Mean=*/true>, {13}},
       {"Min", importVariadic<MinOp>, {13}},
+      {"Mish", importMish, {18, 22}},
+      {"Mod", importMod, {13, 28}},
       {"Mul", importBinary<MulOp>, {13, 14}},
       {"Neg", importUnary<NegOp>, {13}},
+      {"Not", importUnary<NotOp>, {1}},
+      {"PRelu", importPRelu, {9, 16}},
       {"Pow", importPow, {13, 15}},
       {"Reciprocal", importUnary<ReciprocalOp>, {13}},
       {"Relu", importUnary<ReluOp>, {13, 14}},
+      {"Round", importUnary<RoundOp>, {11, 22}},
+      {"Selu", importSelu, {6, 22}},
       {"Sigmoid", importUnary<SigmoidOp>, {13}},
+      {"Sin", importUnary<SinOp>, {7, 22}},
+      {"Softplus", importUnary<SoftplusOp>, {1, 22}},
       {"Sqrt", importUnary<SqrtOp>, {13}},
       {"Sub", importBinary<SubOp>, {13, 14}},
       {"Sum", importVariadic<AddOp>, {13}},
       {"Tanh", importUnary<TanhOp>, {13}},
+      {"Where", importWhere, {9, 16}},
   };
 }
 

@@ -8,6 +8,7 @@
 #include "../ImporterImpl.h"
 
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+#include "fastnn/Dialect/FastNN/IR/ShapeInference.h"
 
 #include <algorithm>
 
@@ -378,6 +379,49 @@ LogicalResult importShape(NodeImporter &n) {
   return success();
 }
 
+/// The input numpy-broadcast with a constant shape (either may have the
+/// larger dimension).
+LogicalResult importExpand(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<SmallVector<int64_t>> requested = n.constantInts(1);
+  if (failed(x) || failed(requested))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (llvm::any_of(*requested, [](int64_t d) { return d < 0; }))
+    return n.error("shape has a negative size");
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(type.getShape(), *requested);
+  if (!shape)
+    return n.error("shape does not broadcast with the input's");
+  return defineResult(n, n.fold(BroadcastOp::create(n.builder(), n.getLoc(),
+                                                    type.clone(*shape), *x)));
+}
+
+/// Each dimension d repeated r times as a broadcast of [1, d] to [r, d]
+/// between reshapes: the whole of each dimension repeats, outermost first.
+LogicalResult importTile(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<SmallVector<int64_t>> repeats = n.constantInts(1);
+  if (failed(x) || failed(repeats))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (static_cast<int64_t>(repeats->size()) != type.getRank())
+    return n.error("expects one repeat per input dimension, got " +
+                   Twine(repeats->size()) + " for rank " +
+                   Twine(type.getRank()));
+  if (llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
+    return n.error("repeats must not be negative");
+  SmallVector<int64_t> split, expanded, result;
+  for (auto [r, d] : llvm::zip(*repeats, type.getShape())) {
+    split.append({1, d});
+    expanded.append({r, d});
+    result.push_back(r * d);
+  }
+  Value tiled = n.fold(BroadcastOp::create(
+      n.builder(), n.getLoc(), type.clone(expanded), n.reshape(*x, split)));
+  return defineResult(n, n.reshape(tiled, result));
+}
+
 LogicalResult importIdentity(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
@@ -393,6 +437,7 @@ std::vector<OpRecord> shapeOpRecords() {
       // Versions 19 and later only add element types, except where the
       // importer says otherwise.
       {"Concat", importConcat, {13}},
+      {"Expand", importExpand, {13}, {1}},
       {"Flatten", importFlatten, {13, 21, 23, 24, 25}},
       {"Gather", importGather, {13}},
       {"Identity", importIdentity, {13, 14, 16, 19, 21, 23, 24, 25}},
@@ -401,6 +446,7 @@ std::vector<OpRecord> shapeOpRecords() {
       {"Shape", importShape, {13, 15, 19, 21, 23, 24, 25}},
       {"Slice", importSlice, {13}, {1, 2, 3, 4}},
       {"Squeeze", importSqueeze, {13, 21, 23, 24, 25}, {1}},
+      {"Tile", importTile, {13}, {1}},
       {"Transpose", importTranspose, {13, 21, 23, 24, 25}},
       {"Unsqueeze", importUnsqueeze, {13, 21, 23, 24, 25}, {1}},
   };

@@ -1020,3 +1020,41 @@ func.func @allreduce_kind(%a: tensor<4xf32>) {
   %0 = fastnn.allreduce max %a : tensor<4xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comparisons and select
+//===----------------------------------------------------------------------===//
+
+func.func @compare_element_types(%a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error @+1 {{'fastnn.less' op requires the same element type for all operands}}
+  %0 = fastnn.less %a, %b : (tensor<4xf32>, tensor<4xf16>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @compare_shapes(%a: tensor<4xf32>, %b: tensor<3xf32>) {
+  // expected-error @below {{failed to infer returned types}}
+  // expected-error @+1 {{'fastnn.equal' op operand shapes 'tensor<4xf32>' and 'tensor<3xf32>' do not broadcast}}
+  %0 = fastnn.equal %a, %b : (tensor<4xf32>, tensor<3xf32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @select_shapes(%c: tensor<2xi1>, %a: tensor<4xf32>) {
+  // expected-error @below {{failed to infer returned types}}
+  // expected-error @+1 {{'fastnn.select' op operand shapes 'tensor<2xi1>', 'tensor<4xf32>' and 'tensor<4xf32>' do not broadcast}}
+  %0 = fastnn.select %c, %a, %a : (tensor<2xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @select_condition(%c: tensor<4xf32>, %a: tensor<4xf32>) {
+  // expected-error @+1 {{'fastnn.select' op operand #0 must be statically shaped tensor of 1-bit signless integer values}}
+  %0 = fastnn.select %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}

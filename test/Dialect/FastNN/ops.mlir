@@ -299,3 +299,41 @@ func.func @allreduce(%a: tensor<4x3xf32>, %b: tensor<4xf32>, %c: tensor<f32>) ->
   %1 = fastnn.allreduce sum %c : tensor<f32>
   return %0#0, %0#1, %1 : tensor<4x3xf32>, tensor<4xf32>, tensor<f32>
 }
+
+// CHECK-LABEL: func.func @comparisons_logic_select
+func.func @comparisons_logic_select(%x: tensor<2x3xf32>, %row: tensor<3xf32>, %i: tensor<4xi64>) -> (tensor<2x3xi1>, tensor<2x3xi1>, tensor<4xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<4xi64>, tensor<2x3xf32>) {
+  // CHECK: fastnn.equal %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  // CHECK: fastnn.less %{{.*}}, %{{.*}} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  // CHECK: fastnn.greater %{{.*}}, %{{.*}} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  // CHECK: fastnn.and %{{.*}}, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  // CHECK: fastnn.not %{{.*}} : tensor<2x3xi1>
+  // CHECK: fastnn.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: fastnn.mod %{{.*}}, %{{.*}} : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  // CHECK: fastnn.mod %{{.*}}, %{{.*}} {fmod} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %0 = fastnn.equal %x, %row : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>
+  %1 = fastnn.less %x, %x : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+  %2 = fastnn.greater %i, %i : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+  %3 = fastnn.and %0, %1 : (tensor<2x3xi1>, tensor<2x3xi1>) -> tensor<2x3xi1>
+  %4 = fastnn.not %3 : tensor<2x3xi1>
+  %5 = fastnn.select %4, %x, %row : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  %6 = fastnn.mod %i, %i : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi64>
+  %7 = fastnn.mod %x, %row {fmod} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5, %6, %7 : tensor<2x3xi1>, tensor<2x3xi1>, tensor<4xi1>, tensor<2x3xi1>, tensor<2x3xi1>, tensor<2x3xf32>, tensor<4xi64>, tensor<2x3xf32>
+}
+
+// CHECK-LABEL: func.func @rounding_and_trigonometry
+func.func @rounding_and_trigonometry(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: fastnn.sin %{{.*}} : tensor<2x3xf32>
+  // CHECK: fastnn.cos %{{.*}} : tensor<2x3xf32>
+  // CHECK: fastnn.softplus %{{.*}} : tensor<2x3xf32>
+  // CHECK: fastnn.floor %{{.*}} : tensor<2x3xf32>
+  // CHECK: fastnn.ceil %{{.*}} : tensor<2x3xf32>
+  // CHECK: fastnn.round %{{.*}} : tensor<2x3xf32>
+  %0 = fastnn.sin %x : tensor<2x3xf32>
+  %1 = fastnn.cos %x : tensor<2x3xf32>
+  %2 = fastnn.softplus %x : tensor<2x3xf32>
+  %3 = fastnn.floor %x : tensor<2x3xf32>
+  %4 = fastnn.ceil %x : tensor<2x3xf32>
+  %5 = fastnn.round %x : tensor<2x3xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}

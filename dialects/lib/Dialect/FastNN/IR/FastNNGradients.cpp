@@ -93,6 +93,14 @@ Value broadcastTo(OpBuilder &b, Location loc, Value value, Type type) {
   return BroadcastOp::create(b, loc, type, value);
 }
 
+/// The gradient of a piecewise-constant op.
+Value zerosLike(OpBuilder &b, Location loc, Value x) {
+  RankedTensorType type = typeOf(x);
+  return ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
+}
+
 LogicalResult notDifferentiable(Operation *op, StringRef why) {
   return op->emitOpError("has no gradient: ") << why;
 }
@@ -361,6 +369,58 @@ LogicalResult MinOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return notDifferentiable(*this, "elementwise min is not differentiated yet");
 }
 
+LogicalResult ModOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                                    SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(2, Value());
+  Value dy = resultGrads[0];
+  if (!dy || !isa<FloatType>(getType().getElementType()))
+    return success();
+  // y = a - q b with q = (a - y) / b an integer constant between the jumps:
+  // da = dy, db = -q dy.
+  Location loc = getLoc();
+  operandGrads[0] = unbroadcast(b, loc, dy, getLhs().getType());
+  Value quotient = binary<DivOp>(
+      b, loc, binary<SubOp>(b, loc, getLhs(), getResult()), getRhs());
+  operandGrads[1] = unbroadcast(
+      b, loc, NegOp::create(b, loc, binary<MulOp>(b, loc, dy, quotient)),
+      getRhs().getType());
+  return success();
+}
+
+/// Boolean results carry no gradient.
+#define FASTNN_NO_GRADIENT(OpT)                                                \
+  LogicalResult OpT::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads, \
+                                    SmallVectorImpl<Value> &operandGrads) {    \
+    operandGrads.assign(getOperation()->getNumOperands(), Value());            \
+    return success();                                                          \
+  }
+FASTNN_NO_GRADIENT(EqualOp)
+FASTNN_NO_GRADIENT(LessOp)
+FASTNN_NO_GRADIENT(GreaterOp)
+FASTNN_NO_GRADIENT(AndOp)
+FASTNN_NO_GRADIENT(NotOp)
+#undef FASTNN_NO_GRADIENT
+
+LogicalResult SelectOp::buildGradients(OpBuilder &b,
+                                       ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(3, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = getLoc();
+  Value zero = scalar(b, loc, getType().getElementType(), 0.0);
+  auto select = [&](Value onTrue, Value onFalse) {
+    return SelectOp::create(b, loc, ValueRange{getCondition(), onTrue, onFalse})
+        .getResult();
+  };
+  operandGrads[1] =
+      unbroadcast(b, loc, select(dy, zero), getOnTrue().getType());
+  operandGrads[2] =
+      unbroadcast(b, loc, select(zero, dy), getOnFalse().getType());
+  return success();
+}
+
 #define FASTNN_UNARY_GRADIENT(OpT, BODY)                                       \
   LogicalResult OpT::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads, \
                                     SmallVectorImpl<Value> &operandGrads) {    \
@@ -409,6 +469,19 @@ FASTNN_UNARY_GRADIENT(ErfOp, {
                     scalar(b, loc, elementType, 2 * llvm::numbers::inv_sqrtpi));
   return binary<MulOp>(b, loc, dy, slope);
 })
+FASTNN_UNARY_GRADIENT(SinOp, {
+  return binary<MulOp>(b, loc, dy, CosOp::create(b, loc, x));
+})
+FASTNN_UNARY_GRADIENT(CosOp, {
+  return NegOp::create(b, loc,
+                       binary<MulOp>(b, loc, dy, SinOp::create(b, loc, x)));
+})
+FASTNN_UNARY_GRADIENT(SoftplusOp, {
+  return binary<MulOp>(b, loc, dy, SigmoidOp::create(b, loc, x));
+})
+FASTNN_UNARY_GRADIENT(FloorOp, { return zerosLike(b, loc, x); })
+FASTNN_UNARY_GRADIENT(CeilOp, { return zerosLike(b, loc, x); })
+FASTNN_UNARY_GRADIENT(RoundOp, { return zerosLike(b, loc, x); })
 FASTNN_UNARY_GRADIENT(LeakyReluOp, {
   return LeakyReluBackwardOp::create(b, loc, x.getType(), x, dy,
                                      getAlphaAttr());
@@ -417,11 +490,7 @@ FASTNN_UNARY_GRADIENT(ClipOp, {
   return ClipBackwardOp::create(b, loc, x.getType(), x, dy, getMinAttr(),
                                 getMaxAttr());
 })
-FASTNN_UNARY_GRADIENT(SignOp, {
-  return ConstantOp::create(
-      b, loc,
-      DenseElementsAttr::get(typeOf(x), b.getFloatAttr(elementType, 0.0)));
-})
+FASTNN_UNARY_GRADIENT(SignOp, { return zerosLike(b, loc, x); })
 FASTNN_UNARY_GRADIENT(DropoutOp, { return dy; })
 FASTNN_UNARY_GRADIENT(LogSoftmaxOp, {
   // dx = dy - exp(y) * sum(dy) along the axis.
@@ -546,6 +615,16 @@ LogicalResult ConcatOp::buildGradients(OpBuilder &b,
         SliceOp::create(b, getLoc(), type, dy, b.getDenseI64ArrayAttr(offsets),
                         b.getDenseI64ArrayAttr(steps));
   }
+  return success();
+}
+
+LogicalResult
+BroadcastOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
+                            SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  if (resultGrads[0])
+    operandGrads[0] =
+        unbroadcast(b, getLoc(), resultGrads[0], getInput().getType());
   return success();
 }
 

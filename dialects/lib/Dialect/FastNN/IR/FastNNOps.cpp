@@ -365,7 +365,46 @@ FASTNN_BROADCAST_INFERENCE(DivOp)
 FASTNN_BROADCAST_INFERENCE(MaxOp)
 FASTNN_BROADCAST_INFERENCE(MinOp)
 FASTNN_BROADCAST_INFERENCE(PowOp)
+FASTNN_BROADCAST_INFERENCE(ModOp)
 #undef FASTNN_BROADCAST_INFERENCE
+
+#define FASTNN_COMPARE_INFERENCE(OpT)                                          \
+  LogicalResult OpT::inferReturnTypes(                                         \
+      MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,      \
+      SmallVectorImpl<Type> &inferredReturnTypes) {                            \
+    if (failed(inferBroadcastType<OpT>(loc, adaptor, inferredReturnTypes)))    \
+      return failure();                                                        \
+    inferredReturnTypes[0] = cast<RankedTensorType>(inferredReturnTypes[0])    \
+                                 .clone(IntegerType::get(context, 1));         \
+    return success();                                                          \
+  }
+FASTNN_COMPARE_INFERENCE(EqualOp)
+FASTNN_COMPARE_INFERENCE(LessOp)
+FASTNN_COMPARE_INFERENCE(GreaterOp)
+FASTNN_COMPARE_INFERENCE(AndOp)
+#undef FASTNN_COMPARE_INFERENCE
+
+LogicalResult
+SelectOp::inferReturnTypes(MLIRContext *context, std::optional<Location> loc,
+                           Adaptor adaptor,
+                           SmallVectorImpl<Type> &inferredReturnTypes) {
+  RankedTensorType condition = rankedType(adaptor.getCondition());
+  RankedTensorType onTrue = rankedType(adaptor.getOnTrue());
+  RankedTensorType onFalse = rankedType(adaptor.getOnFalse());
+  if (!condition || !onTrue || !onFalse)
+    return inferFailure<SelectOp>(loc, "expects ranked operands");
+  std::optional<SmallVector<int64_t>> shape =
+      broadcastShapes(onTrue.getShape(), onFalse.getShape());
+  if (shape)
+    shape = broadcastShapes(condition.getShape(), *shape);
+  if (!shape)
+    return inferFailure<SelectOp>(loc, "operand shapes ", condition, ", ",
+                                  onTrue, " and ", onFalse,
+                                  " do not broadcast");
+  inferredReturnTypes.push_back(
+      RankedTensorType::get(*shape, onTrue.getElementType()));
+  return success();
+}
 
 LogicalResult ClipOp::verify() {
   // Written so that a NaN bound fails too.

@@ -96,6 +96,124 @@ Value PowOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
   return math::PowFOp::create(b, loc, operands[0], operands[1]);
 }
 
+LogicalResult ModOp::verifyScalarBody() {
+  if (getType().getElementType().isUnsignedInteger())
+    return emitOpError("on unsigned integers is not supported by the code "
+                       "generator");
+  return success();
+}
+
+/// The truncated remainder (C's fmod, LLVM's rem), moved into the divisor's
+/// sign unless `fmod`: r + b where r is nonzero and its sign differs from b's.
+Value ModOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type computeType, ElementIndexFn) {
+  Value lhs = operands[0], rhs = operands[1];
+  bool isFloat = isa<FloatType>(computeType);
+  Value zero =
+      isFloat ? floatConstant(b, loc, computeType, 0.0)
+              : arith::ConstantOp::create(b, loc, b.getZeroAttr(computeType))
+                    .getResult();
+  Value remainder;
+  if (isFloat) {
+    remainder = arith::RemFOp::create(b, loc, lhs, rhs);
+  } else {
+    // LLVM's srem of a zero divisor is undefined; ONNX leaves it open too.
+    Value divisorIsZero =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rhs, zero);
+    Value one = arith::ConstantOp::create(b, loc, b.getOneAttr(computeType));
+    Value safe = arith::SelectOp::create(b, loc, divisorIsZero, one, rhs);
+    remainder = arith::SelectOp::create(
+        b, loc, divisorIsZero, zero, arith::RemSIOp::create(b, loc, lhs, safe));
+  }
+  if (getFmod())
+    return remainder;
+  Value nonzero, remainderNegative, divisorNegative;
+  if (isFloat) {
+    nonzero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ONE,
+                                    remainder, zero);
+    remainderNegative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                              remainder, zero);
+    divisorNegative =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, rhs, zero);
+  } else {
+    nonzero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, remainder,
+                                    zero);
+    remainderNegative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                              remainder, zero);
+    divisorNegative =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, rhs, zero);
+  }
+  Value signsDiffer =
+      arith::XOrIOp::create(b, loc, remainderNegative, divisorNegative);
+  Value adjust = arith::AndIOp::create(b, loc, nonzero, signsDiffer);
+  Value moved = binary<arith::AddFOp, arith::AddIOp>(
+      b, loc, ValueRange{remainder, rhs}, computeType);
+  return arith::SelectOp::create(b, loc, adjust, moved, remainder);
+}
+
+//===----------------------------------------------------------------------===//
+// Comparisons, logic and selection
+//===----------------------------------------------------------------------===//
+
+#define FASTNN_COMPARE_VERIFIER(OpT)                                           \
+  LogicalResult OpT::verifyScalarBody() {                                      \
+    if (getLhs().getType().getElementType().isUnsignedInteger())               \
+      return emitOpError("on unsigned integers is not supported by the code "  \
+                         "generator");                                         \
+    return success();                                                          \
+  }
+FASTNN_COMPARE_VERIFIER(EqualOp)
+FASTNN_COMPARE_VERIFIER(LessOp)
+FASTNN_COMPARE_VERIFIER(GreaterOp)
+FASTNN_COMPARE_VERIFIER(AndOp)
+#undef FASTNN_COMPARE_VERIFIER
+
+namespace {
+Value compare(OpBuilder &b, Location loc, ValueRange operands, Type computeType,
+              arith::CmpFPredicate floatPredicate,
+              arith::CmpIPredicate intPredicate) {
+  if (isa<FloatType>(computeType))
+    return arith::CmpFOp::create(b, loc, floatPredicate, operands[0],
+                                 operands[1]);
+  return arith::CmpIOp::create(b, loc, intPredicate, operands[0], operands[1]);
+}
+} // namespace
+
+Value EqualOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                               Type computeType, ElementIndexFn) {
+  return compare(b, loc, operands, computeType, arith::CmpFPredicate::OEQ,
+                 arith::CmpIPredicate::eq);
+}
+
+Value LessOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type computeType, ElementIndexFn) {
+  return compare(b, loc, operands, computeType, arith::CmpFPredicate::OLT,
+                 arith::CmpIPredicate::slt);
+}
+
+Value GreaterOp::buildScalarBody(OpBuilder &b, Location loc,
+                                 ValueRange operands, Type computeType,
+                                 ElementIndexFn) {
+  return compare(b, loc, operands, computeType, arith::CmpFPredicate::OGT,
+                 arith::CmpIPredicate::sgt);
+}
+
+Value AndOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return arith::AndIOp::create(b, loc, operands[0], operands[1]);
+}
+
+Value NotOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  Value one = arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+  return arith::XOrIOp::create(b, loc, operands[0], one);
+}
+
+Value SelectOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                                Type, ElementIndexFn) {
+  return arith::SelectOp::create(b, loc, operands[0], operands[1], operands[2]);
+}
+
 //===----------------------------------------------------------------------===//
 // Unary ops (floating-point operands only)
 //===----------------------------------------------------------------------===//
@@ -133,6 +251,44 @@ Value TanhOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
 Value ErfOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
                              Type, ElementIndexFn) {
   return math::ErfOp::create(b, loc, operands[0]);
+}
+
+Value SinOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return math::SinOp::create(b, loc, operands[0]);
+}
+
+Value CosOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                             Type, ElementIndexFn) {
+  return math::CosOp::create(b, loc, operands[0]);
+}
+
+/// max(x, 0) + log1p(e^-|x|): e^x would overflow for large x.
+Value SoftplusOp::buildScalarBody(OpBuilder &b, Location loc,
+                                  ValueRange operands, Type computeType,
+                                  ElementIndexFn) {
+  Value x = operands[0];
+  Value positivePart = arith::MaximumFOp::create(
+      b, loc, x, floatConstant(b, loc, computeType, 0.0));
+  Value decay = math::ExpOp::create(
+      b, loc, arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x)));
+  return arith::AddFOp::create(b, loc, positivePart,
+                               math::Log1pOp::create(b, loc, decay));
+}
+
+Value FloorOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                               Type, ElementIndexFn) {
+  return math::FloorOp::create(b, loc, operands[0]);
+}
+
+Value CeilOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                              Type, ElementIndexFn) {
+  return math::CeilOp::create(b, loc, operands[0]);
+}
+
+Value RoundOp::buildScalarBody(OpBuilder &b, Location loc, ValueRange operands,
+                               Type, ElementIndexFn) {
+  return math::RoundEvenOp::create(b, loc, operands[0]);
 }
 
 Value ReciprocalOp::buildScalarBody(OpBuilder &b, Location loc,

@@ -103,6 +103,7 @@ def FastNN_Float : AnyTypeOf<[F16, BF16, F32, F64]>;
 def FastNN_Integer : AnyTypeOf<[I1, I8, I16, I32, I64, UI8]>;
 def FastNN_FloatTensor : StaticShapeTensorOf<[F16, BF16, F32, F64]>;
 def FastNN_IndexTensor : StaticShapeTensorOf<[I32, I64]>;
+def FastNN_BoolTensor : StaticShapeTensorOf<[I1]>;
 def FastNN_Tensor : StaticShapeTensorOf<[F16, BF16, F32, F64, I1, I8, I16,
                                          I32, I64, UI8]>;
 

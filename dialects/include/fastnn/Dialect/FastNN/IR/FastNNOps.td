@@ -278,6 +278,59 @@ def FastNN_PowOp : FastNN_BinaryOp<"pow", [], FastNN_ElementwiseOfSomeTypes> {
   let summary = "lhs ^ rhs";
 }
 
+def FastNN_ModOp : FastNN_BinaryOp<"mod", [], FastNN_ElementwiseOfSomeTypes> {
+  let summary = "remainder of lhs / rhs";
+  let description = [{
+    With `fmod` the remainder has the sign of lhs (C's fmod), otherwise that
+    of rhs (Python's %), as ONNX Mod. Integer division by zero gives 0.
+  }];
+  let arguments = (ins FastNN_Tensor:$lhs, FastNN_Tensor:$rhs,
+                       UnitAttr:$fmod);
+  let hasFolder = 0;
+}
+
+// Comparisons and logic: boolean results, no gradient to their operands.
+class FastNN_CompareOp<string mnemonic, list<Trait> traits = []>
+    : FastNN_ComputeOp<mnemonic, !listconcat([SameOperandsElementType,
+        FastNN_ElementwiseOfSomeTypes, FastNN_LayoutAgnostic], traits)> {
+  let description = [{
+    Elementwise with numpy broadcasting; the result is i1.
+  }];
+  let arguments = (ins FastNN_Tensor:$lhs, FastNN_Tensor:$rhs);
+  let results = (outs FastNN_BoolTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def FastNN_EqualOp : FastNN_CompareOp<"equal", [Commutative]> {
+  let summary = "lhs == rhs";
+}
+def FastNN_LessOp : FastNN_CompareOp<"less"> { let summary = "lhs < rhs"; }
+def FastNN_GreaterOp : FastNN_CompareOp<"greater"> { let summary = "lhs > rhs"; }
+def FastNN_AndOp : FastNN_CompareOp<"and", [Commutative]> {
+  let summary = "lhs and rhs, of booleans";
+  let arguments = (ins FastNN_BoolTensor:$lhs, FastNN_BoolTensor:$rhs);
+}
+def FastNN_NotOp : FastNN_SameTypeOp<"not", [FastNN_Elementwise,
+    FastNN_LayoutAgnostic]> {
+  let summary = "logical negation of booleans";
+  let arguments = (ins FastNN_BoolTensor:$input);
+  let results = (outs FastNN_BoolTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
+def FastNN_SelectOp : FastNN_ComputeOp<"select", [
+    AllElementTypesMatch<["on_true", "on_false", "result"]>,
+    FastNN_Elementwise, FastNN_LayoutAgnostic]> {
+  let summary = "on_true where condition, else on_false (ONNX Where)";
+  let description = [{
+    The three operands broadcast together as in numpy.
+  }];
+  let arguments = (ins FastNN_BoolTensor:$condition, FastNN_Tensor:$on_true,
+                       FastNN_Tensor:$on_false);
+  let results = (outs FastNN_Tensor:$result);
+  let assemblyFormat = "operands attr-dict `:` functional-type(operands, results)";
+}
+
 class FastNN_UnaryOp<string mnemonic, list<Trait> traits = []>
     : FastNN_SameTypeOp<mnemonic, !listconcat(
         [FastNN_Elementwise, FastNN_LayoutAgnostic], traits)> {
@@ -301,6 +354,18 @@ def FastNN_ReluOp : FastNN_UnaryOp<"relu", [FastNN_FollowsPrecision]> {
 def FastNN_SigmoidOp : FastNN_UnaryOp<"sigmoid"> { let summary = "1 / (1 + e^-x)"; }
 def FastNN_TanhOp : FastNN_UnaryOp<"tanh"> { let summary = "hyperbolic tangent"; }
 def FastNN_ErfOp : FastNN_UnaryOp<"erf"> { let summary = "Gauss error function"; }
+
+def FastNN_SinOp : FastNN_UnaryOp<"sin"> { let summary = "sine"; }
+def FastNN_CosOp : FastNN_UnaryOp<"cos"> { let summary = "cosine"; }
+def FastNN_SoftplusOp : FastNN_UnaryOp<"softplus"> {
+  let summary = "log(1 + e^x), computed without overflow";
+}
+// Piecewise constant: their gradient is zero almost everywhere.
+def FastNN_FloorOp : FastNN_UnaryOp<"floor"> { let summary = "largest integer <= x"; }
+def FastNN_CeilOp : FastNN_UnaryOp<"ceil"> { let summary = "smallest integer >= x"; }
+def FastNN_RoundOp : FastNN_UnaryOp<"round"> {
+  let summary = "nearest integer, halves to even";
+}
 
 def FastNN_LeakyReluOp : FastNN_UnaryOp<"leaky_relu",
     [FastNN_FollowsPrecision]> {

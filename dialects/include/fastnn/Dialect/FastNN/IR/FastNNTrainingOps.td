@@ -162,8 +162,12 @@ def FastNN_SignOp : FastNN_SameTypeOp<"sign", [FastNN_Elementwise,
 
 def FastNN_BroadcastOp : FastNN_Op<"broadcast", [Pure,
     SameOperandsAndResultElementType, FastNN_Elementwise,
-    FastNN_FollowsPrecision]> {
+    FastNN_FollowsPrecision,
+    DeclareOpInterfaceMethods<FastNN_GradientOpInterface>]> {
   let summary = "numpy-broadcasts the input to the result's shape";
+  let description = [{
+    Made by gradients of reductions, and by ONNX Expand and Tile.
+  }];
   let arguments = (ins FastNN_Tensor:$input);
   let results = (outs FastNN_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
