@@ -1,8 +1,8 @@
 """Hosts for multi-host tests and benchmarks, made of network namespaces.
 
 Each host is a network namespace with its own loopback, one veth link
-(eth0, 10.231.0.<i+1>/24) to a bridge in a further namespace, optionally a
-rate limit on that link, and its own host name (a UTS namespace entered
+(eth0, 10.231.0.<i+1>/24) to a bridge in a further namespace, and its own
+host name (a UTS namespace entered
 with every command). Nothing is added to the machine's own network
 namespace. mpirun runs in host 0 and starts its daemons on the others
 through a launch agent that enters a host's namespaces where it would
@@ -58,9 +58,8 @@ class NetnsHosts:
     """`with NetnsHosts(3) as hosts:` makes the hosts; leaving removes them
     with every process still inside."""
 
-    def __init__(self, count, rate=None):
+    def __init__(self, count):
         self.count = count
-        self.rate = rate  # e.g. "1gbit": a token bucket on each host's link
         self.tag = f"{PREFIX}{os.getpid()}"
         self.switch = f"{self.tag}-sw"
         self.names = [f"{self.tag}-h{i}" for i in range(count)]
@@ -93,10 +92,6 @@ class NetnsHosts:
             _ip("-n", name, "link", "set", "lo", "up")
             _ip("-n", name, "addr", "add", f"{address}/24", "dev", "eth0")
             _ip("-n", name, "link", "set", "eth0", "up")
-            if self.rate:
-                subprocess.run(["ip", "netns", "exec", name, "tc", "qdisc", "add", "dev",
-                                "eth0", "root", "tbf", "rate", self.rate, "burst", "1mb",
-                                "latency", "50ms"], check=True, capture_output=True)
         self.dir = Path(tempfile.mkdtemp(prefix=f"{self.tag}-"))
         (self.dir / "hostfile").write_text(
             "".join(f"{address} slots=1\n" for address in self.addresses))
