@@ -151,6 +151,34 @@ void fnn_parallel_for(fnn_loop_body body, void *context, int64_t count,
                       int64_t work);
 
 /*===----------------------------------------------------------------------===*
+ * Generated loop nests as device kernels (CUDA)
+ *
+ * Where the host cannot address the device's memory, the compiler generates
+ * the same loop nests as GPU kernels instead: one device image per compiled
+ * step (a CUDA fatbin with sm_90 machine code and PTX), embedded in the
+ * object as a constant. fnn_model_init loads it and looks up each kernel
+ * once; fnn_model_run launches them on the device's compute stream, in
+ * program order with the kernel calls, so a generated kernel sees the
+ * results of every earlier call. Modules and functions are fnn_kernels
+ * (fnn_kernel_destroy releases them, in any order). Only a runtime whose
+ * device is not host-addressable implements these.
+ *===----------------------------------------------------------------------===*/
+
+/* Loads a device image of `bytes` bytes for `device`; the image is read
+ * during the call only. NULL with fnn_last_error() set on failure (e.g. no
+ * code in it for this GPU). */
+fnn_kernel *fnn_gpu_module_load(fnn_device *device, const void *image,
+                                int64_t bytes);
+/* The kernel named `name` in a loaded module; NULL on failure. */
+fnn_kernel *fnn_gpu_function_create(fnn_kernel *module, const char *name);
+/* Enqueues a 1-D grid of `blocks` blocks of `threads` threads each, no
+ * dynamic shared memory. params points at one pointer per kernel
+ * parameter, to that parameter's value (cuLaunchKernel's kernelParams);
+ * the values are read during the call. */
+void fnn_gpu_launch(fnn_kernel *function, int64_t blocks, int64_t threads,
+                    void **params);
+
+/*===----------------------------------------------------------------------===*
  * Input: batches for a step that runs several iterations per call
  *
  * A training step compiled with iterations_per_loop N > 1 (fastnn-sink-loop)
