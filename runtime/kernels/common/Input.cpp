@@ -1,14 +1,14 @@
 //===- Input.cpp - fnn_input_set_source and fnn_input_next ----------------===//
 //
 // The registered source is process-wide state the ABI requires: compiled
-// code calls fnn_input_next with no handle to pass it through. The source
-// writes the step's inputs into the arena itself (in place on CPU, through
-// fnn_copy_to_device where the device's memory is not the host's), so this
-// registry is the same for every backend.
+// code calls fnn_input_next with no handle to pass it through. On the CPU
+// the source writes the step's inputs into the arena itself; a backend whose
+// device memory the host cannot address registers an InputDelivery
+// (BackendHooks.h) that lets the source write host memory and copies it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "fastnn/runtime/abi.h"
+#include "fastnn/runtime/BackendHooks.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -16,7 +16,30 @@
 namespace {
 fnn_input_source Source = nullptr;
 void *SourceContext = nullptr;
+fastnn::runtime::InputDelivery Delivery = nullptr;
+void *DeliveryContext = nullptr;
+size_t ImagesBytes = 0, LabelsBytes = 0;
 } // namespace
+
+void fastnn::runtime::setInputDelivery(InputDelivery Deliver, void *Context) {
+  Delivery = Deliver;
+  DeliveryContext = Context;
+}
+
+void fastnn::runtime::clearInputDelivery(void *Context) {
+  if (DeliveryContext == Context) {
+    Delivery = nullptr;
+    DeliveryContext = nullptr;
+  }
+}
+
+void fastnn::runtime::setInputBytes(size_t Images, size_t Labels) {
+  ImagesBytes = Images;
+  LabelsBytes = Labels;
+}
+
+size_t fastnn::runtime::inputImagesBytes() { return ImagesBytes; }
+size_t fastnn::runtime::inputLabelsBytes() { return LabelsBytes; }
 
 extern "C" void fnn_input_set_source(fnn_input_source S, void *Context) {
   Source = S;
@@ -32,5 +55,8 @@ extern "C" void fnn_input_next(void *Images, void *Labels) {
                          "> 1)\n");
     std::exit(1);
   }
-  Source(SourceContext, Images, Labels);
+  if (Delivery)
+    Delivery(DeliveryContext, Source, SourceContext, Images, Labels);
+  else
+    Source(SourceContext, Images, Labels);
 }

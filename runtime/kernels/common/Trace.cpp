@@ -3,13 +3,14 @@
 // The generated step runs on one thread (kernels parallelise inside, or run
 // on the device's stream), so the recorder is a plain vector owned by that
 // thread's calls; the flag is atomic only so that a trainer thread may read
-// it while a step is not running. A span is host time: on a device that
-// runs asynchronously it measures the enqueueing unless the step
-// synchronises inside it.
+// it while a step is not running. A span is host time; a backend whose
+// device runs asynchronously registers a TraceFence (BackendHooks.h) that
+// waits for the device before each timestamp while recording is on, so the
+// span holds the op's device time (and recording serialises the step).
 //
 //===----------------------------------------------------------------------===//
 
-#include "fastnn/runtime/abi.h"
+#include "fastnn/runtime/BackendHooks.h"
 
 #include <algorithm>
 #include <atomic>
@@ -21,6 +22,8 @@ namespace {
 std::atomic<bool> Enabled{false};
 std::vector<fnn_trace_span> Spans;
 size_t Collected = 0;
+fastnn::runtime::TraceFence Fence = nullptr;
+void *FenceContext = nullptr;
 
 int64_t nowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -28,17 +31,36 @@ int64_t nowNs() {
       .count();
 }
 
+void fence() {
+  if (Fence)
+    Fence(FenceContext);
+}
+
 } // namespace
+
+void fastnn::runtime::setTraceFence(TraceFence F, void *Context) {
+  Fence = F;
+  FenceContext = Context;
+}
+
+void fastnn::runtime::clearTraceFence(void *Context) {
+  if (FenceContext == Context) {
+    Fence = nullptr;
+    FenceContext = nullptr;
+  }
+}
 
 extern "C" void fnn_trace_begin(const char *Name) {
   if (!Enabled.load(std::memory_order_relaxed))
     return;
+  fence();
   Spans.push_back({Name, nowNs(), 0});
 }
 
 extern "C" void fnn_trace_end(void) {
   if (!Enabled.load(std::memory_order_relaxed) || Spans.empty())
     return;
+  fence();
   Spans.back().end_ns = nowNs();
 }
 

@@ -80,6 +80,10 @@ typedef struct fnn_shape {
  * Device context
  *===----------------------------------------------------------------------===*/
 
+/* A kernel's state, made at init (see Kernels below); declared here because
+ * the device-kernel functions return it too. */
+typedef struct fnn_kernel fnn_kernel;
+
 /* Owns the device's streams and library handles (CPU: oneDNN engine and
  * stream, thread settings; CUDA: compute and communication streams, cuDNN and
  * cuBLAS handles). */
@@ -204,7 +208,6 @@ void fnn_input_next(void *images, void *labels);
  * Kernels: created once at init, run every step
  *===----------------------------------------------------------------------===*/
 
-typedef struct fnn_kernel fnn_kernel;
 /* Releases a kernel's state; NULL is ignored (like free). */
 void fnn_kernel_destroy(fnn_kernel *kernel);
 

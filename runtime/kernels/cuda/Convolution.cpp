@@ -1,0 +1,329 @@
+//===- Convolution.cpp - fnn_conv2d on CUDA (cuDNN) -----------------------===//
+//
+// Forward: cudnnConvolutionForward, then the bias as cudnnAddTensor and the
+// ReLU as cudnnActivationForward, in place. Backward: cudnnConvolution-
+// BackwardFilter (first, as on the CPU), BackwardData only when grad_input
+// is wanted, BackwardBias for grad_bias. Groups (and depthwise) through
+// cudnnSetConvolutionGroupCount, dilations in the convolution descriptor;
+// filters OIHW (NCHW) or OHWI (NHWC) are cuDNN's NCHW / NHWC filter formats.
+//
+// Algorithms come from cuDNN's heuristics (Get_v7) at create, which need no
+// buffers (cudnnFind* would run every candidate on memory the create does
+// not have); the first that cuDNN says works is taken, deterministic ones
+// first for the backward passes (no atomics: the same bits every run). Each
+// kernel reserves the device workspace its algorithms need.
+// float32 runs without TF32 (CUDNN_FMA_MATH) so results match the CPU to
+// float32 rounding; float16 and bfloat16 use tensor cores and accumulate in
+// float32.
+//
+// cuDNN's pads are symmetric; the ABI's (top, left, bottom, right) may not
+// be (TensorFlow's SAME padding puts the odd one at the end). Then the
+// kernel pads the input explicitly into a buffer of its own (Kernels.cu) and
+// convolves it without padding; the backward's data gradient is computed
+// for the padded input and cropped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaKernel.h"
+#include "KernelLaunch.h"
+
+#include <sstream>
+
+using namespace fastnn::cuda;
+
+namespace {
+
+int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
+                   int64_t PadBegin, int64_t PadEnd) {
+  return (In + PadBegin + PadEnd - ((Kernel - 1) * Dilation + 1)) / Stride + 1;
+}
+
+std::string describe(const fnn_conv2d_desc &D, const char *Mode) {
+  std::ostringstream S;
+  S << "conv2d" << Mode << " input " << shapeText(D.input) << " "
+    << layoutName(D.layout) << ", filter " << shapeText(D.filter) << ", output "
+    << shapeText(D.output) << ", groups " << D.groups << ", strides "
+    << formatPair(D.strides) << ", pads " << D.pads[0] << "," << D.pads[1]
+    << "," << D.pads[2] << "," << D.pads[3] << ", dilations "
+    << formatPair(D.dilations) << (D.has_bias ? ", bias" : "")
+    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
+  return S.str();
+}
+
+ActivationShape activationShape(const fnn_shape &S, int64_t Layout) {
+  bool Nhwc = Layout == FNN_NHWC;
+  return {S.dims[0], S.dims[Nhwc ? 3 : 1], S.dims[Nhwc ? 1 : 2],
+          S.dims[Nhwc ? 2 : 3], Nhwc};
+}
+
+TensorDescriptor descriptorOf(const ActivationShape &S, int64_t DType) {
+  fnn_shape Shape{
+      4,
+      {S.N, S.Nhwc ? S.H : S.C, S.Nhwc ? S.W : S.H, S.Nhwc ? S.C : S.W, 0, 0}};
+  return activationDescriptor(Shape, S.Nhwc ? FNN_NHWC : FNN_NCHW, DType);
+}
+
+struct ConvKernel final : CudaKernel {
+  using CudaKernel::CudaKernel;
+  int64_t DType = FNN_F32;
+  ActivationShape Input{}, PaddedInput{};
+  int64_t PadTop = 0, PadLeft = 0;
+  bool ExplicitPad = false;
+  TensorDescriptor X, Y, Bias;
+  FilterDescriptor W;
+  ConvolutionDescriptor Forward, BackwardData, BackwardFilter;
+  cudnnConvolutionFwdAlgo_t ForwardAlgo{};
+  cudnnConvolutionBwdDataAlgo_t DataAlgo{};
+  cudnnConvolutionBwdFilterAlgo_t FilterAlgo{};
+  size_t ForwardBytes = 0, DataBytes = 0, FilterBytes = 0;
+  bool HasBias = false, ApplyRelu = false;
+  ActivationDescriptor Relu;
+  /// The explicitly padded input (and its gradient), when pads are
+  /// asymmetric.
+  DeviceBuffer Padded, PaddedGrad;
+};
+
+ConvolutionDescriptor convolutionDescriptor(const fnn_conv2d_desc &D, int PadH,
+                                            int PadW) {
+  ConvolutionDescriptor C(cudnnCreateConvolutionDescriptor);
+  check(cudnnSetConvolution2dDescriptor(
+            C.get(), PadH, PadW, static_cast<int>(D.strides[0]),
+            static_cast<int>(D.strides[1]), static_cast<int>(D.dilations[0]),
+            static_cast<int>(D.dilations[1]), CUDNN_CROSS_CORRELATION,
+            CUDNN_DATA_FLOAT),
+        "cudnnSetConvolution2dDescriptor");
+  check(cudnnSetConvolutionGroupCount(C.get(), static_cast<int>(D.groups)),
+        "cudnnSetConvolutionGroupCount");
+  // No TF32 for float32: the CPU's rounding.
+  check(cudnnSetConvolutionMathType(C.get(), D.dtype == FNN_F32
+                                                 ? CUDNN_FMA_MATH
+                                                 : CUDNN_TENSOR_OP_MATH),
+        "cudnnSetConvolutionMathType");
+  return C;
+}
+
+/// The first usable result, deterministic ones first when \p Deterministic.
+template <typename Perf>
+const Perf &choose(const Perf *Results, int Count, bool Deterministic,
+                   const char *What) {
+  for (int Pass = Deterministic ? 0 : 1; Pass < 2; ++Pass)
+    for (int I = 0; I < Count; ++I)
+      if (Results[I].status == CUDNN_STATUS_SUCCESS &&
+          (Pass == 1 || Results[I].determinism == CUDNN_DETERMINISTIC))
+        return Results[I];
+  throw KernelError(std::string("cuDNN has no ") + What +
+                    " algorithm for this convolution");
+}
+
+std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
+                                  bool Backward) {
+  checkFloatType(D.dtype);
+  checkLayout(D.layout);
+  checkPostOp(D.post_op);
+  checkShape(D.input, "input", 4, 4);
+  checkShape(D.filter, "filter", 4, 4);
+  checkShape(D.output, "output", 4, 4);
+  if (Backward && D.post_op != FNN_POST_NONE)
+    throw KernelError("post_op must be FNN_POST_NONE for the backward (the "
+                      "compiler applies the relu gradient itself)");
+  const bool Nhwc = D.layout == FNN_NHWC;
+  ActivationShape In = activationShape(D.input, D.layout);
+  ActivationShape Out = activationShape(D.output, D.layout);
+  int64_t O = D.filter.dims[0];
+  int64_t I = D.filter.dims[Nhwc ? 3 : 1];
+  int64_t KH = D.filter.dims[Nhwc ? 1 : 2];
+  int64_t KW = D.filter.dims[Nhwc ? 2 : 3];
+  int64_t G = D.groups;
+  if (G < 1 || In.C % G != 0 || O % G != 0 || I * G != In.C)
+    throw KernelError("filter input channels times groups must equal the "
+                      "input channels, and groups must divide both channel "
+                      "counts");
+  if (Out.N != In.N || Out.C != O)
+    throw KernelError("output batch or channels do not match input/filter");
+  for (int J = 0; J < 2; ++J)
+    if (D.strides[J] < 1 || D.dilations[J] < 1 || D.pads[J] < 0 ||
+        D.pads[J + 2] < 0)
+      throw KernelError("strides and dilations must be >= 1, pads >= 0");
+  if (convExtent(In.H, KH, D.strides[0], D.dilations[0], D.pads[0],
+                 D.pads[2]) != Out.H ||
+      convExtent(In.W, KW, D.strides[1], D.dilations[1], D.pads[1],
+                 D.pads[3]) != Out.W)
+    throw KernelError("output height/width do not follow from input, filter, "
+                      "strides, pads and dilations");
+
+  auto K = std::make_unique<ConvKernel>(Device);
+  K->DType = D.dtype;
+  K->Input = K->PaddedInput = In;
+  K->HasBias = D.has_bias != 0;
+  K->ApplyRelu = D.post_op == FNN_POST_RELU;
+  int PadH = static_cast<int>(D.pads[0]), PadW = static_cast<int>(D.pads[1]);
+  K->ExplicitPad = D.pads[0] != D.pads[2] || D.pads[1] != D.pads[3];
+  if (K->ExplicitPad) {
+    K->PadTop = D.pads[0];
+    K->PadLeft = D.pads[1];
+    K->PaddedInput.H += D.pads[0] + D.pads[2];
+    K->PaddedInput.W += D.pads[1] + D.pads[3];
+    size_t Bytes = static_cast<size_t>(K->PaddedInput.N * K->PaddedInput.C *
+                                       K->PaddedInput.H * K->PaddedInput.W) *
+                   elementBytes(D.dtype);
+    K->Padded = DeviceBuffer(Bytes);
+    if (Backward)
+      K->PaddedGrad = DeviceBuffer(Bytes);
+    PadH = PadW = 0;
+  }
+  K->X = descriptorOf(K->PaddedInput, D.dtype);
+  K->Y = descriptorOf(Out, D.dtype);
+  K->W = FilterDescriptor(cudnnCreateFilterDescriptor);
+  check(cudnnSetFilter4dDescriptor(K->W.get(), cudnnType(D.dtype),
+                                   Nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                   static_cast<int>(O), static_cast<int>(I),
+                                   static_cast<int>(KH), static_cast<int>(KW)),
+        "cudnnSetFilter4dDescriptor");
+  if (K->HasBias) {
+    K->Bias = TensorDescriptor(cudnnCreateTensorDescriptor);
+    check(cudnnSetTensor4dDescriptor(K->Bias.get(), CUDNN_TENSOR_NCHW,
+                                     cudnnType(D.dtype), 1, static_cast<int>(O),
+                                     1, 1),
+          "cudnnSetTensor4dDescriptor");
+  }
+  if (K->ApplyRelu)
+    K->Relu = reluDescriptor();
+
+  cudnnHandle_t H = Device.Cudnn;
+  int Count = 0;
+  if (!Backward) {
+    K->Forward = convolutionDescriptor(D, PadH, PadW);
+    cudnnConvolutionFwdAlgoPerf_t Perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    check(cudnnGetConvolutionForwardAlgorithm_v7(
+              H, K->X.get(), K->W.get(), K->Forward.get(), K->Y.get(),
+              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &Count, Perf),
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+    const auto &Best = choose(Perf, Count, false, "forward");
+    K->ForwardAlgo = Best.algo;
+    check(cudnnSetConvolutionMathType(K->Forward.get(), Best.mathType),
+          "cudnnSetConvolutionMathType");
+    check(cudnnGetConvolutionForwardWorkspaceSize(
+              H, K->X.get(), K->W.get(), K->Forward.get(), K->Y.get(),
+              K->ForwardAlgo, &K->ForwardBytes),
+          "cudnnGetConvolutionForwardWorkspaceSize");
+    reserveWorkspace(Device, K->ForwardBytes);
+    return K;
+  }
+  K->BackwardData = convolutionDescriptor(D, PadH, PadW);
+  cudnnConvolutionBwdDataAlgoPerf_t
+      DataPerf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  check(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+            H, K->W.get(), K->Y.get(), K->BackwardData.get(), K->X.get(),
+            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &Count, DataPerf),
+        "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  const auto &BestData = choose(DataPerf, Count, true, "backward-data");
+  K->DataAlgo = BestData.algo;
+  check(cudnnSetConvolutionMathType(K->BackwardData.get(), BestData.mathType),
+        "cudnnSetConvolutionMathType");
+  check(cudnnGetConvolutionBackwardDataWorkspaceSize(
+            H, K->W.get(), K->Y.get(), K->BackwardData.get(), K->X.get(),
+            K->DataAlgo, &K->DataBytes),
+        "cudnnGetConvolutionBackwardDataWorkspaceSize");
+
+  K->BackwardFilter = convolutionDescriptor(D, PadH, PadW);
+  cudnnConvolutionBwdFilterAlgoPerf_t
+      FilterPerf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  check(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+            H, K->X.get(), K->Y.get(), K->BackwardFilter.get(), K->W.get(),
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &Count, FilterPerf),
+        "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  const auto &BestFilter = choose(FilterPerf, Count, true, "backward-filter");
+  K->FilterAlgo = BestFilter.algo;
+  check(
+      cudnnSetConvolutionMathType(K->BackwardFilter.get(), BestFilter.mathType),
+      "cudnnSetConvolutionMathType");
+  check(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+            H, K->X.get(), K->Y.get(), K->BackwardFilter.get(), K->W.get(),
+            K->FilterAlgo, &K->FilterBytes),
+        "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  reserveWorkspace(Device, std::max(K->DataBytes, K->FilterBytes));
+  return K;
+}
+
+/// The input cuDNN reads: the caller's, or its explicitly padded copy.
+const void *convolvedInput(ConvKernel &K, const void *Input) {
+  if (!K.ExplicitPad)
+    return Input;
+  launchPadCopy(elementBytes(K.DType), K.Input, K.PaddedInput, K.PadTop,
+                K.PadLeft, Input, K.Padded.get(), false, K.Device.Compute);
+  return K.Padded.get();
+}
+
+} // namespace
+
+extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
+                                         const fnn_conv2d_desc *Desc) {
+  return fastnn::runtime::createKernel(
+      "fnn_conv2d_create", Device, Desc,
+      [Device](const fnn_conv2d_desc &D) { return build(*Device, D, false); },
+      [](const fnn_conv2d_desc &D) { return describe(D, ""); });
+}
+
+extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,
+                                   const void *Filter, const void *Bias,
+                                   void *Output) {
+  auto &K = static_cast<ConvKernel &>(*Handle);
+  const char *Function = "fnn_conv2d_forward";
+  cudnnHandle_t H = K.Device.Cudnn;
+  if (!succeeded(cudnnConvolutionForward(
+                     H, &One, K.X.get(), convolvedInput(K, Input), K.W.get(),
+                     Filter, K.Forward.get(), K.ForwardAlgo, K.Device.Workspace,
+                     K.ForwardBytes, &Zero, K.Y.get(), Output),
+                 Function, "cudnnConvolutionForward"))
+    return;
+  if (K.HasBias && !succeeded(cudnnAddTensor(H, &One, K.Bias.get(), Bias, &One,
+                                             K.Y.get(), Output),
+                              Function, "cudnnAddTensor"))
+    return;
+  if (K.ApplyRelu)
+    succeeded(cudnnActivationForward(H, K.Relu.get(), &One, K.Y.get(), Output,
+                                     &Zero, K.Y.get(), Output),
+              Function, "cudnnActivationForward");
+}
+
+extern "C" fnn_kernel *fnn_conv2d_backward_create(fnn_device *Device,
+                                                  const fnn_conv2d_desc *Desc) {
+  return fastnn::runtime::createKernel(
+      "fnn_conv2d_backward_create", Device, Desc,
+      [Device](const fnn_conv2d_desc &D) { return build(*Device, D, true); },
+      [](const fnn_conv2d_desc &D) { return describe(D, " backward"); });
+}
+
+extern "C" void fnn_conv2d_backward(fnn_kernel *Handle, const void *Input,
+                                    const void *Filter, const void *GradOutput,
+                                    void *GradInput, void *GradFilter,
+                                    void *GradBias) {
+  auto &K = static_cast<ConvKernel &>(*Handle);
+  const char *Function = "fnn_conv2d_backward";
+  cudnnHandle_t H = K.Device.Cudnn;
+  if (GradFilter &&
+      !succeeded(cudnnConvolutionBackwardFilter(
+                     H, &One, K.X.get(), convolvedInput(K, Input), K.Y.get(),
+                     GradOutput, K.BackwardFilter.get(), K.FilterAlgo,
+                     K.Device.Workspace, K.FilterBytes, &Zero, K.W.get(),
+                     GradFilter),
+                 Function, "cudnnConvolutionBackwardFilter"))
+    return;
+  if (GradBias && K.HasBias &&
+      !succeeded(cudnnConvolutionBackwardBias(H, &One, K.Y.get(), GradOutput,
+                                              &Zero, K.Bias.get(), GradBias),
+                 Function, "cudnnConvolutionBackwardBias"))
+    return;
+  if (!GradInput)
+    return;
+  void *Dx = K.ExplicitPad ? K.PaddedGrad.get() : GradInput;
+  if (!succeeded(cudnnConvolutionBackwardData(
+                     H, &One, K.W.get(), Filter, K.Y.get(), GradOutput,
+                     K.BackwardData.get(), K.DataAlgo, K.Device.Workspace,
+                     K.DataBytes, &Zero, K.X.get(), Dx),
+                 Function, "cudnnConvolutionBackwardData"))
+    return;
+  if (K.ExplicitPad)
+    launchPadCopy(elementBytes(K.DType), K.Input, K.PaddedInput, K.PadTop,
+                  K.PadLeft, Dx, GradInput, true, K.Device.Compute);
+}

@@ -1,0 +1,63 @@
+//===- Optimizers.cu - the eight optimizers as CUDA kernels ---------------===//
+//
+// No library has TF1's optimizer updates. Each element runs the shared
+// per-element update of OptimizerMath.h; the learning rate, the step and the
+// apply flag are read here, on the device, so a step captured in a graph
+// or looping on the device needs no host round trip.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelLaunch.h"
+
+#include "fastnn/runtime/LastError.h"
+
+#include <string>
+
+namespace fastnn::cuda {
+namespace {
+
+constexpr int Threads = 256;
+
+/// Adam's beta powers advance once per update, on one thread, before the
+/// elements read the step size.
+__global__ void advanceAdam(OptimizerParams H, OptimizerDeviceState *State,
+                            const float *LearningRate, const int64_t *Step,
+                            const unsigned char *Apply) {
+  if (Apply && !*Apply)
+    return;
+  advanceAdamPowers(State->Powers, H.Beta1, H.Beta2, *Step);
+  State->AdamAlpha = adamStepSize(*LearningRate, State->Powers);
+}
+
+__global__ void update(OptimizerParams H, const OptimizerDeviceState *State,
+                       float *Var, const float *G, float *S0, float *S1,
+                       const float *LearningRate, const unsigned char *Apply) {
+  if (Apply && !*Apply)
+    return;
+  const float Lr = *LearningRate;
+  const float Alpha = H.Kind == FNN_OPT_ADAM ? State->AdamAlpha : 0.f;
+  for (int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       I < H.NumElements; I += int64_t(gridDim.x) * blockDim.x)
+    optimizerUpdate(H, I, Var, G, S0, S1, Lr, Alpha);
+}
+
+} // namespace
+
+void launchOptimizer(const OptimizerParams &H, OptimizerDeviceState *State,
+                     float *Var, const float *G, float *S0, float *S1,
+                     const float *LearningRate, const int64_t *Step,
+                     const unsigned char *Apply, cudaStream_t Stream) {
+  if (H.Kind == FNN_OPT_ADAM)
+    advanceAdam<<<1, 1, 0, Stream>>>(H, State, LearningRate, Step, Apply);
+  int64_t Blocks = (H.NumElements + Threads - 1) / Threads;
+  if (Blocks > 65536)
+    Blocks = 65536;
+  update<<<static_cast<unsigned>(Blocks), Threads, 0, Stream>>>(
+      H, State, Var, G, S0, S1, LearningRate, Apply);
+  cudaError_t E = cudaGetLastError();
+  if (E != cudaSuccess)
+    runtime::setLastError(std::string("fnn_optimizer_apply: launch: ") +
+                          cudaGetErrorString(E));
+}
+
+} // namespace fastnn::cuda
