@@ -1,6 +1,8 @@
 """Helpers shared by the bench/*/bench.py scripts."""
+import datetime
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -23,6 +25,52 @@ def cpu_name():
             if line.startswith("model name"):
                 return line.split(":", 1)[1].strip()
     return platform.processor() or "unknown"
+
+
+def cpu_matrix_flags():
+    """The CPU's AVX-512 and AMX feature flags, which decide the kernels
+    oneDNN, MKL and ONNX Runtime pick."""
+    with open("/proc/cpuinfo") as info:
+        for line in info:
+            if line.startswith("flags"):
+                return sorted(f for f in line.split(":", 1)[1].split()
+                              if f.startswith(("avx512", "amx")))
+    return []
+
+
+def load_average():
+    """The 1-, 5- and 15-minute load averages."""
+    return os.getloadavg()
+
+
+def machine_line(load_before, load_after):
+    """The results' "Machine:" line: CPU, matrix flags, date, and the load
+    averages (load_average()) before and after the measurements."""
+    flags = cpu_matrix_flags()
+    return ("- Machine: %s, %d cores (`%s`; %s; %s); %s. Load average "
+            "(1/5/15 min) %.2f/%.2f/%.2f before, %.2f/%.2f/%.2f after the "
+            "run: the machine is shared with other engineers' builds." % (
+                platform.machine(), os.cpu_count(), cpu_name(),
+                " ".join(flags) or "no AVX-512",
+                "AMX" if any(f.startswith("amx") for f in flags)
+                else "no AMX", datetime.datetime.now(
+                    datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                *load_before, *load_after))
+
+
+def fastnnc_line(fastnnc):
+    """The results' line naming the compiler measured: the checkout's commit
+    and when the binary was built (other engineers' uncommitted work in the
+    same checkout may be in it)."""
+    commit = subprocess.run(["git", "-C", ROOT, "log", "-1",
+                             "--format=%h %s"], stdout=subprocess.PIPE,
+                            text=True).stdout.strip()
+    built = datetime.datetime.fromtimestamp(
+        os.path.getmtime(fastnnc), datetime.timezone.utc)
+    return ("- fastnnc: `%s` built %s, checkout at %s (a checkout shared "
+            "with work in progress)." % (
+                os.path.relpath(fastnnc, ROOT),
+                built.strftime("%Y-%m-%d %H:%M UTC"), commit[:70]))
 
 
 def run(command, env=None):
@@ -59,8 +107,16 @@ sys.exit(os.waitstatus_to_exitcode(status))
 """
 
 
+def last_error_line(text):
+    """The last line of `text` that names an error, else its last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    errors = [line for line in lines if "Error" in line or "error" in line]
+    return (errors or lines or [""])[-1]
+
+
 def run_measured(command, env=None):
-    """Runs a command; returns its stdout and peak RSS in MiB.
+    """Runs a command; returns its stdout and peak RSS in MiB. Raises
+    RuntimeError naming its last error line if it fails.
 
     Through a small launcher process: Linux keeps a process's peak RSS
     across fork and exec, so a child forked straight from this interpreter
@@ -69,8 +125,67 @@ def run_measured(command, env=None):
     with tempfile.NamedTemporaryFile(mode="r") as peak:
         process = subprocess.run(
             [sys.executable, "-c", _PEAK_RSS_LAUNCHER, peak.name] + command,
-            stdout=subprocess.PIPE, env=env, text=True)
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            text=True)
         if process.returncode != 0:
             raise RuntimeError("%s failed (%d): %s" % (
-                command[0], process.returncode, process.stdout))
+                os.path.basename(command[0]), process.returncode,
+                last_error_line(process.stdout + process.stderr)))
         return process.stdout, int(peak.read()) / 1024.0
+
+
+# The peers' virtual environments, made by scripts/install-peers.sh.
+PEER_VENVS = {"torch": ".venv-torch2", "ort-training": ".venv-ort-training"}
+PEERS_SCRIPT = os.path.join(ROOT, "bench", "peers.py")
+
+
+def peer_python(venv):
+    """The Python of peer venv `venv` (a PEER_VENVS key); exits with a
+    one-line message naming the installer if it is missing."""
+    python = os.path.join(ROOT, PEER_VENVS[venv], "bin", "python")
+    if not os.access(python, os.X_OK):
+        raise SystemExit("bench: %s is missing: run scripts/install-peers.sh"
+                         " (pinned PyTorch 2, ONNX Runtime, ORT Training)"
+                         % PEER_VENVS[venv])
+    return python
+
+
+def require_peers():
+    """Checks every peer venv up front, before any compiling."""
+    for venv in PEER_VENVS:
+        peer_python(venv)
+
+
+def peer_env(threads):
+    """The environment of a peer process on `threads` threads. Inductor
+    compiles in the process itself (no worker pool left behind, and none
+    competing for the two cores)."""
+    return dict(os.environ, OMP_NUM_THREADS=str(threads),
+                MKL_NUM_THREADS=str(threads), TORCHINDUCTOR_COMPILE_THREADS="1")
+
+
+def run_peer(venv, arguments, threads, env=None):
+    """Runs `bench/peers.py ARGUMENTS` in peer venv `venv`; returns the
+    value of its `key=value` result line and its peak RSS in MiB."""
+    out, rss = run_measured([peer_python(venv), PEERS_SCRIPT] + arguments,
+                            dict(peer_env(threads), **(env or {})))
+    match = re.search(r"^\w[\w/]*=(.*)$", out.strip().splitlines()[-1])
+    if not match:
+        raise RuntimeError("unexpected peers.py output: " + out)
+    value = match.group(1)
+    try:
+        return float(value), rss
+    except ValueError:
+        return value, rss
+
+
+def peer_versions():
+    """The versions and CPU libraries of every peer venv, one line each."""
+    return ["`%s`: %s" % (PEER_VENVS[venv], run_peer(venv, ["versions"], 1)[0])
+            for venv in PEER_VENVS]
+
+
+def import_rss(venv, module):
+    """Peak RSS (MiB) of a process that only imports `module` in `venv`:
+    what a peer's measured peak includes before it computes anything."""
+    return run_measured([peer_python(venv), "-c", "import " + module])[1]

@@ -1,5 +1,21 @@
-# Shared by the bench/*/run.sh scripts: PyTorch's best BLAS, and writing one
-# section of bench/RESULTS.md.
+# Shared by the bench/*/run.sh scripts: building through the shared lock,
+# the peers' venvs, Debian PyTorch's best BLAS, and writing one section of
+# bench/RESULTS.md.
+
+# build_targets BUILD_DIR TARGET...: one job, behind the lock every build in
+# this checkout takes (a 2-core machine shared with other engineers' builds).
+build_targets() {
+  local build=$1
+  shift
+  flock /tmp/fastnn-build.lock ninja -C "$build" -j1 "$@"
+}
+
+# require_peers: exits with a one-line message naming scripts/install-peers.sh
+# if a peer venv is missing (before anything is built).
+require_peers() {
+  /usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import benchlib; benchlib.require_peers()' \
+    "$(dirname "${BASH_SOURCE[0]}")"
+}
 
 # PyTorch's best configuration here (shared/TOOLCHAIN.md): Debian's torch
 # links the reference BLAS, ~30x slower on its fully-connected layers;

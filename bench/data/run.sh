@@ -5,8 +5,8 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
-ninja -C "$build" fastnn-pipeline-bench
 source "$root/bench/common.sh"
+build_targets "$build" fastnn-pipeline-bench
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 "$build/bench/data/fastnn-pipeline-bench" "${2:-256}" "${3:-4}" "${4:-3}" | tee "$out"

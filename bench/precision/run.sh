@@ -9,9 +9,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 shift || true
-# One job: a 2-core machine, shared with whatever else is building.
-ninja -C "$build" -j1 fastnnc fastnn-data
 source "$root/bench/common.sh"
+build_targets "$build" fastnnc fastnn-data
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 /usr/bin/python3 "$root/bench/precision/bench.py" --build-dir "$build" "$@" \

@@ -1,23 +1,28 @@
-"""Training throughput of fastnnc's train.bin against PyTorch.
+"""Training throughput of fastnnc's train.bin against the peers users pick.
 
-For each model: export it from the zoo, compile its training step with
-fastnnc (momentum SGD, fp32, no weight decay), then run train.bin on the
-mock dataset and PyTorch (the same module definition and seed; forward,
-cross-entropy, backward, torch.optim.SGD momentum step on a fixed random
-batch) with the same batch and thread count, alternating, each in its own
-process so that its peak RSS is its own. Steps after a warm-up count. Also
-prints the achieved GFLOP/s (3x the forward's multiply-adds x 2 per image:
-forward, data and weight gradients) as a share of the sgemm peak measured in
-this run. Prints a markdown section for bench/RESULTS.md on stdout
-(progress on stderr). Run through bench/train/run.sh, which sets up
-PyTorch's BLAS.
+For each model: export it from the zoo (seed 0), compile its training step
+with fastnnc, then run, alternating, in rounds within this one run, each in
+its own process so that its peak RSS is its own, with the same batch and
+thread count:
+- train.bin (momentum SGD, no weight decay) on the mock dataset, against
+  PyTorch 2 (.venv-torch2) on the same module definition (forward,
+  cross-entropy + 0.4 x the aux head's, backward, `torch.optim.SGD`
+  momentum step on a fixed random batch), eager and torch.compile
+  (inductor), in fp32 and, for the bf16 rows, train.bin with
+  precision=bf16 against `torch.autocast("cpu", torch.bfloat16)`;
+- train.bin compiled with plain SGD (optimizer=sgd) against ONNX Runtime
+  Training (.venv-ort-training) on the same ONNX file with its SGD (its
+  training API offers SGD without momentum and AdamW only), fp32.
+Steps after a warm-up count (torch.compile compiles in the warm-up). Also
+prints train.bin's GFLOP/s (3x the forward's multiply-adds x 2 per image:
+forward, data and weight gradients) as a share of the matrix-product peak
+of PyTorch's kernels measured in this run. Prints a markdown section for
+bench/RESULTS.md on stdout (progress on stderr). Run through
+bench/train/run.sh.
 """
 import argparse
-import datetime
 import os
-import platform
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -26,18 +31,24 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
 
-from benchlib import cpu_name, log, run_measured  # noqa: E402
+from benchlib import (  # noqa: E402
+    fastnnc_line, import_rss, load_average, log, machine_line, peer_versions,
+    require_peers, run, run_measured, run_peer)
+from peers import WARMUP_STEPS  # noqa: E402
 
+# Debian's torch: the zoo's exporter and the multiply-add count only.
 import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 
 from fastnn_zoo.onnx_export import build_model  # noqa: E402
 
 # (model, batch, timed steps): a few seconds per side and round here.
-CASES = [("lenet", 64, 60), ("cifarnet", 64, 40), ("resnet_v1_50", 8, 6)]
-WARMUP_STEPS = 2
-# The issue's targets for train.bin / PyTorch images per second.
-TARGETS = {"lenet": 1.5, "cifarnet": 1.5, "resnet_v1_50": 1.2}
+CASES = [("lenet", 64, 60), ("resnet_v1_50", 8, 6), ("mobilenet_v2", 8, 10),
+         ("inception_v3", 4, 4)]
+# The issue's targets for train.bin / PyTorch 2's best of eager and
+# torch.compile, images per second.
+TARGET = 1.5
+PYTORCH_MODES = ("eager", "compile")
+PEER_SIDES = PYTORCH_MODES + ("ort-training",)
 
 
 def time_fastnn(binary, steps, threads):
@@ -51,39 +62,6 @@ def time_fastnn(binary, steps, threads):
     if len(rates) < 2:
         raise RuntimeError("unexpected train.bin output: " + out)
     return rates[-1], rss
-
-
-def torch_worker(name, batch_size, steps, threads):
-    torch.set_num_threads(threads)
-    model, config = build_model(name, seed=0)
-    model.train()
-    size = config["image_size"]
-    images = torch.rand(batch_size, config["channels"], size, size) * 2 - 1
-    labels = torch.randint(0, config["num_classes"], (batch_size,))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
-
-    def step():
-        output = model(images)
-        logits = output[0] if isinstance(output, tuple) else output
-        loss = F.cross_entropy(logits, labels)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-    for _ in range(WARMUP_STEPS):
-        step()
-    start = time.perf_counter()
-    for _ in range(steps):
-        step()
-    print("images/s=%.3f" % (steps * batch_size /
-                             (time.perf_counter() - start)))
-
-
-def time_torch(name, batch_size, steps, threads):
-    out, rss = run_measured(
-        [sys.executable, __file__, "--torch-worker", name, str(batch_size),
-         str(steps), str(threads)])
-    return float(re.search(r"images/s=([0-9.]+)", out).group(1)), rss
 
 
 def forward_macs(name):
@@ -107,131 +85,230 @@ def forward_macs(name):
     return macs[0]
 
 
-def sgemm_worker(threads):
-    """Prints the best fp32 2048^2 matrix-product GFLOP/s of PyTorch's BLAS."""
-    torch.set_num_threads(threads)
-    a, b = torch.rand(2048, 2048), torch.rand(2048, 2048)
-    torch.mm(a, b)
-    best = 0.0
-    for _ in range(5):
-        start = time.perf_counter()
-        torch.mm(a, b)
-        best = max(best, 2 * 2048 ** 3 / (time.perf_counter() - start) / 1e9)
-    print(best)
+def compile_fastnn(fastnnc, onnx_file, binary, batch_size, classes,
+                   optimizer, precision):
+    start = time.perf_counter()
+    run([fastnnc, onnx_file, "-o", binary,
+         "--hparam", "batch_size=%d" % batch_size,
+         "--hparam", "optimizer=" + optimizer,
+         "--hparam", "weight_decay=0",
+         "--hparam", "precision=" + precision,
+         "--hparam", "num_classes=%d" % classes])
+    return time.perf_counter() - start
 
 
-def sgemm_peak(threads):
-    """The machine's sgemm peak on `threads` cores: in a process of its own
-    whose OpenBLAS may use them all (run.sh gives PyTorch's training runs
-    one BLAS thread, its best configuration here, which would make this a
-    one-core peak)."""
-    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads))
-    out = subprocess.run([sys.executable, __file__, "--sgemm-worker",
-                          str(threads)], env=env, check=True,
-                         stdout=subprocess.PIPE, text=True).stdout
-    return float(out.split()[-1])
+def measure_model(args, tmp, fastnnc, name, batch_size, steps):
+    """Compiles and measures one model's variants in alternating rounds.
+    Returns the compile seconds per precision and, per (side, precision),
+    the list of (images/s, peak RSS MiB) of each round."""
+    onnx_file = os.path.join(tmp, name + ".onnx")
+    log("== %s: export, compile" % name)
+    run([sys.executable, os.path.join(ROOT, "tools", "zoo", "export.py"),
+         "--model", name, "-o", onnx_file])
+    _, config = build_model(name, seed=0)
+    threads = args.threads
+    # A fresh inductor cache: round 1's warm-up compiles cold, later
+    # rounds' warm-ups hit the cache (outside the timed steps either way).
+    inductor = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(tmp, "inductor")}
+    compile_s, variants = {}, {}
+
+    def fastnn(optimizer, precision):
+        binary = os.path.join(tmp, "%s_%s_%s.bin" % (name, optimizer,
+                                                      precision))
+        seconds = compile_fastnn(fastnnc, onnx_file, binary, batch_size,
+                                 config["num_classes"], optimizer, precision)
+        return seconds, lambda: time_fastnn(binary, steps, threads)
+
+    def pytorch(mode, precision):
+        return lambda: run_peer("torch", [
+            "torch-train", name, str(batch_size), str(steps), str(threads),
+            mode, precision], threads, inductor)
+
+    for precision in args.precisions:
+        compile_s[precision], variants[("train.bin", precision)] = fastnn(
+            "momentum", precision)
+        for mode in PYTORCH_MODES:
+            variants[(mode, precision)] = pytorch(mode, precision)
+    # A peer that fails on a model is reported (its last error line), not
+    # fatal; train.bin failing is.
+    failures = {}
+    if "fp32" in args.precisions:
+        _, variants[("train.bin sgd", "fp32")] = fastnn("sgd", "fp32")
+        artifacts = os.path.join(tmp, name + "-ort-training")
+        try:
+            run_peer("ort-training", ["ort-artifacts", onnx_file, artifacts],
+                     threads)
+            variants[("ort-training", "fp32")] = lambda: run_peer(
+                "ort-training", ["ort-train", onnx_file, artifacts,
+                                 str(batch_size), str(steps), str(threads)],
+                threads)
+        except RuntimeError as error:
+            failures[("ort-training", "fp32")] = str(error)
+    results = {key: [] for key in variants}
+    for r in range(args.rounds):
+        for key, measure in variants.items():
+            if key in failures:
+                continue
+            try:
+                results[key].append(measure())
+            except RuntimeError as error:
+                if key[0] not in PEER_SIDES:
+                    raise
+                failures[key] = str(error)
+                log("  %s %s failed: %s" % (key + (error,)))
+        log("  round %d: %s" % (r + 1, ", ".join(
+            "%s %s %.1f img/s (%.0f MiB)" % (key + results[key][-1])
+            for key in variants if key not in failures)))
+    return compile_s, results, failures
+
+
+def best(results, key):
+    return max(rate for rate, _ in results[key]) if results.get(key) \
+        else None
+
+
+def peak_rss(results, key):
+    return max(rss for _, rss in results[key]) if results.get(key) \
+        else None
+
+
+def cell(value, failed=False, form="%.1f"):
+    if failed:
+        return "fails (below)"
+    return form % value if value is not None else "-"
+
+
+def ratio(ours, theirs):
+    return "%.2f" % (ours / theirs) if ours and theirs else "-"
 
 
 def main():
-    if len(sys.argv) > 1 and sys.argv[1] == "--sgemm-worker":
-        sgemm_worker(int(sys.argv[2]))
-        return
-    if len(sys.argv) > 1 and sys.argv[1] == "--torch-worker":
-        name, batch, steps, threads = sys.argv[2:6]
-        torch_worker(name, int(batch), int(steps), int(threads))
-        return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--models", default=",".join(c[0] for c in CASES))
+    parser.add_argument("--precisions", default="fp32,bf16",
+                        type=lambda text: text.split(","))
     args = parser.parse_args()
-    load_before = os.getloadavg()
+    require_peers()
+    load_before = load_average()
     fastnnc = os.path.join(args.build_dir, "bin", "fastnnc")
     wanted = args.models.split(",")
-    peak = sgemm_peak(args.threads)
-    log("sgemm peak: %.1f GFLOP/s on %d threads" % (peak, args.threads))
-    rows = []
+    versions = peer_versions()
+    peaks = {p: run_peer("torch", ["gemm-peak", str(args.threads), p],
+                         args.threads)[0] for p in args.precisions}
+    log("matrix-product peaks: %s GFLOP/s" % peaks)
+    torch_import = import_rss("torch", "torch")
+    ort_import = import_rss("ort-training", "onnxruntime.training")
+    measured = []
     with tempfile.TemporaryDirectory(prefix="fastnn-train-bench-") as tmp:
         for name, batch_size, steps in CASES:
-            if name not in wanted:
-                continue
-            onnx_file = os.path.join(tmp, name + ".onnx")
-            binary = os.path.join(tmp, name + ".bin")
-            log("== %s: export, compile" % name)
-            subprocess.run([sys.executable,
-                            os.path.join(ROOT, "tools", "zoo", "export.py"),
-                            "--model", name, "-o", onnx_file], check=True,
-                           stdout=subprocess.DEVNULL)
-            _, config = build_model(name, seed=0)
-            start = time.perf_counter()
-            subprocess.run([fastnnc, onnx_file, "-o", binary,
-                            "--hparam", "batch_size=%d" % batch_size,
-                            "--hparam", "optimizer=momentum",
-                            "--hparam", "weight_decay=0",
-                            "--hparam", "use_fp16=False",
-                            "--hparam", "num_classes=%d"
-                            % config["num_classes"]], check=True)
-            compile_s = time.perf_counter() - start
-            flops_per_image = 3 * 2 * forward_macs(name)
-            ours, theirs = [], []
-            for r in range(args.rounds):
-                ours.append(time_fastnn(binary, steps, args.threads))
-                theirs.append(time_torch(name, batch_size, steps,
-                                         args.threads))
-                log("  round %d: train.bin %.1f img/s (%.0f MiB), PyTorch "
-                    "%.1f img/s (%.0f MiB)" % (r + 1, ours[-1][0],
-                                               ours[-1][1], theirs[-1][0],
-                                               theirs[-1][1]))
-            best_ours = max(rate for rate, _ in ours)
-            best_theirs = max(rate for rate, _ in theirs)
-            rows.append((name, batch_size, steps, compile_s, best_ours,
-                         max(rss for _, rss in ours), best_theirs,
-                         max(rss for _, rss in theirs),
-                         best_ours * flops_per_image / 1e9))
+            if name in wanted:
+                measured.append((name, batch_size, steps) + measure_model(
+                    args, tmp, fastnnc, name, batch_size, steps))
+    load_after = load_average()
 
-    load_after = os.getloadavg()
     lines = [
         "## Training (CPU backend)",
         "",
         "`bench/train/run.sh`: each model exported from the zoo (seed 0), "
-        "its training step compiled with fastnnc (momentum SGD, fp32, no "
-        "weight decay) and run as `train.bin --dataset_name=mock`, against "
-        "PyTorch on the same module definition (forward, cross-entropy, "
-        "backward, `torch.optim.SGD` momentum step on a fixed batch), same "
-        "batch, %d threads each, each side in its own process, %d warm-up "
-        "steps, in %d alternating rounds within one run; best round of "
-        "each, peak RSS the largest." % (args.threads, WARMUP_STEPS,
-                                         args.rounds),
+        "its training step compiled with fastnnc and run as `train.bin "
+        "--dataset_name=mock`; the peers run the same module definition "
+        "(PyTorch 2, eager and torch.compile) or the same ONNX file (ONNX "
+        "Runtime Training) on a fixed random batch; same batch, %d threads "
+        "each (OMP_NUM_THREADS, torch.set_num_threads, "
+        "intra_op_num_threads), each side in its own process, %d warm-up "
+        "steps (torch.compile compiles in them; inductor in-process, "
+        "TORCHINDUCTOR_COMPILE_THREADS=1), then the timed steps, in %d "
+        "alternating rounds within one run; best round of each, peak RSS "
+        "the largest." % (args.threads, WARMUP_STEPS, args.rounds),
+        "- Against PyTorch 2: momentum SGD (lr 0.001, momentum 0.9, no "
+        "weight decay) on both sides, cross-entropy + 0.4 x the aux head's; "
+        "bf16 rows: train.bin `precision=bf16` against "
+        "`torch.autocast(\"cpu\", dtype=torch.bfloat16)` (fp32 master "
+        "weights on both sides).",
+        "- Against ONNX Runtime Training: plain SGD on both sides "
+        "(train.bin `optimizer=sgd`; ORT's training API offers SGD without "
+        "momentum and AdamW only), fp32, the artifacts generated from the "
+        "ONNX file train.bin is compiled from (every float initializer but "
+        "batch norm's running statistics trained; "
+        "`onnxblock.loss.CrossEntropyLoss`).",
         "",
-        "- Machine: %s, %d cores (`%s`); %s. Load average (1 min) %.2f "
-        "before, %.2f after the run." % (
-            platform.machine(), os.cpu_count(), cpu_name(),
-            datetime.date.today().isoformat(), load_before[0],
-            load_after[0]),
-        "- sgemm peak (torch.mm 2048^2, OpenBLAS on %d threads, this run): "
-        "%.1f GFLOP/s; train.bin's GFLOP/s counts 3 x 2 x the forward's "
-        "multiply-adds per image." % (args.threads, peak),
-        "- PyTorch %s (Debian python3-torch), BLAS through LD_LIBRARY_PATH=%s "
-        "(OPENBLAS_NUM_THREADS=%s)." % (
-            torch.__version__, os.environ.get("LD_LIBRARY_PATH", "unset"),
-            os.environ.get("OPENBLAS_NUM_THREADS", "unset")),
+        machine_line(load_before, load_after),
+        fastnnc_line(fastnnc),
+        "- train.bin: oneDNN 2.6 (Debian libdnnl), OMP_NUM_THREADS = the "
+        "thread count.",
+    ] + ["- %s." % v for v in versions] + [
+        "- Matrix-product peak of PyTorch 2's kernels (2048^2, best of "
+        "torch.mm and oneDNN 3.13's linear, %d "
+        "threads, this run): %s; train.bin's GFLOP/s counts 3 x 2 x the "
+        "forward's multiply-adds per image." % (args.threads, ", ".join(
+            "%s %.0f GFLOP/s" % (p, peaks[p]) for p in args.precisions)),
         "",
-        "| model | batch | timed steps | compile (s) | train.bin (img/s) | "
-        "train.bin peak RSS (MiB) | PyTorch (img/s) | PyTorch peak RSS "
-        "(MiB) | ratio | target | train.bin GFLOP/s (share of sgemm peak) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| model | batch | precision | timed steps | fastnnc compile (s) | "
+        "train.bin (img/s) | PyTorch 2 eager (img/s) | torch.compile "
+        "(img/s) | ratio to eager | ratio to torch.compile | ratio to best "
+        "PyTorch 2 | target | train.bin SGD (img/s) | ORT Training SGD "
+        "(img/s) | ratio to ORT Training | train.bin GFLOP/s (share of "
+        "peak) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for (name, batch_size, steps, compile_s, ours, our_rss, theirs,
-         their_rss, gflops) in rows:
-        lines.append("| %s | %d | %d | %.1f | %.1f | %.0f | %.1f | %.0f | "
-                     "%.2f | >= %.1f | %.1f (%.0f%%) |" % (
-                         name, batch_size, steps, compile_s, ours, our_rss,
-                         theirs, their_rss, ours / theirs, TARGETS[name],
-                         gflops, 100 * gflops / peak))
+    for name, batch_size, steps, compile_s, results, failures in measured:
+        flops_per_image = 3 * 2 * forward_macs(name)
+        for precision in args.precisions:
+            rate = {side: best(results, (side, precision)) for side in
+                    ("train.bin", "train.bin sgd") + PEER_SIDES}
+            failed = {side: (side, precision) in failures
+                      for side in PEER_SIDES}
+            ours = rate["train.bin"]
+            pytorch = max([r for r in (rate["eager"], rate["compile"]) if r]
+                          or [None])
+            gflops = ours * flops_per_image / 1e9
+            lines.append(
+                "| %s | %d | %s | %d | %.1f | %.1f | %s | %s | %s | %s | %s "
+                "| >= %.1f | %s | %s | %s | %.0f (%.0f%%) |" % (
+                    name, batch_size, precision, steps, compile_s[precision],
+                    ours, cell(rate["eager"], failed["eager"]),
+                    cell(rate["compile"], failed["compile"]),
+                    ratio(ours, rate["eager"]), ratio(ours, rate["compile"]),
+                    ratio(ours, pytorch), TARGET, cell(rate["train.bin sgd"]),
+                    cell(rate["ort-training"], failed["ort-training"]),
+                    ratio(rate["train.bin sgd"], rate["ort-training"]),
+                    gflops, 100 * gflops / peaks[precision]))
+    if "fp32" in args.precisions:
+        lines += [
+            "",
+            "Peak RSS (MiB), fp32, the same processes. A peer's peak "
+            "includes its imports (nothing subtracted): `import torch` alone "
+            "peaks at %.0f MiB here, `import onnxruntime.training` (which "
+            "imports torch) at %.0f MiB." % (torch_import, ort_import),
+            "",
+            "| model | batch | train.bin | train.bin SGD | PyTorch 2 eager | "
+            "torch.compile | ORT Training SGD | train.bin SGD / ORT Training "
+            "| train.bin / PyTorch 2 eager |",
+            "|---|---|---|---|---|---|---|---|---|",
+        ]
+        for name, batch_size, steps, compile_s, results, failures in measured:
+            rss = {side: peak_rss(results, (side, "fp32")) for side in
+                   ("train.bin", "train.bin sgd") + PEER_SIDES}
+            failed = {side: (side, "fp32") in failures for side in PEER_SIDES}
+            lines.append("| %s | %d | %.0f | %.0f | %s | %s | %s | %s | %s |"
+                         % (name, batch_size, rss["train.bin"],
+                            rss["train.bin sgd"],
+                            cell(rss["eager"], failed["eager"], "%.0f"),
+                            cell(rss["compile"], failed["compile"], "%.0f"),
+                            cell(rss["ort-training"], failed["ort-training"],
+                                 "%.0f"),
+                            ratio(rss["train.bin sgd"], rss["ort-training"]),
+                            ratio(rss["train.bin"], rss["eager"])))
+    notes = ["- %s %s, %s: `%s`" % (name, key[1], key[0], error)
+             for name, _, _, _, _, failures in measured
+             for key, error in sorted(failures.items())]
+    if notes:
+        lines += ["", "Peers that failed, with their last error line:", ""] \
+            + notes
     print("\n".join(lines))
-
-
 
 
 if __name__ == "__main__":

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Training throughput of train.bin vs PyTorch (see bench.py), then
-# replaces the "## Training (CPU backend)" section of bench/RESULTS.md.
+# Training throughput and peak RSS of train.bin vs PyTorch 2 (eager,
+# torch.compile, bf16 autocast) and ONNX Runtime Training (see bench.py),
+# then replaces the "## Training (CPU backend)" section of bench/RESULTS.md.
+# The peers come from scripts/install-peers.sh. Tens of minutes on two cores.
 # Usage: bench/train/run.sh [BUILD_DIR] [bench.py options...]
-# (e.g. --rounds 3 --models lenet).
+# (e.g. --rounds 3 --models lenet --precisions fp32).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build}
 shift || true
-# One job: a 2-core machine, shared with whatever else is building.
-ninja -C "$build" -j1 fastnnc
 source "$root/bench/common.sh"
-use_openblas
+require_peers
+build_targets "$build" fastnnc
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 /usr/bin/python3 "$root/bench/train/bench.py" --build-dir "$build" "$@" \
