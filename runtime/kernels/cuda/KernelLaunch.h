@@ -18,15 +18,9 @@
 
 namespace fastnn::cuda {
 
-/// Device-resident optimizer state: Adam's powers and this step's step size.
-struct OptimizerDeviceState {
-  AdamPowers Powers;
-  float AdamAlpha;
-};
-
 /// One update of H.NumElements elements; learning rate, step and the apply
 /// flag (NULL: always) are read on the device.
-void launchOptimizer(const OptimizerParams &H, OptimizerDeviceState *State,
+void launchOptimizer(const OptimizerParams &H, OptimizerState *State,
                      float *Var, const float *G, float *S0, float *S1,
                      const float *LearningRate, const int64_t *Step,
                      const unsigned char *Apply, cudaStream_t Stream);

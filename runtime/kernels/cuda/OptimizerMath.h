@@ -71,6 +71,28 @@ FNN_HOST_DEVICE inline float adamStepSize(float Lr, const AdamPowers &P) {
   return Lr * fnnSqrt(1.f - P.Beta2Power) / (1.f - P.Beta1Power);
 }
 
+/// Device-resident state of one optimizer kernel: Adam's powers and this
+/// update's step size.
+struct OptimizerState {
+  AdamPowers Powers;
+  float AdamAlpha;
+};
+
+/// fnn_optimizer_apply_if's flag (NULL: fnn_optimizer_apply, always).
+FNN_HOST_DEVICE inline bool optimizerApplies(const unsigned char *Apply) {
+  return !Apply || *Apply != 0;
+}
+
+/// What one update computes once before its elements (Adam only).
+FNN_HOST_DEVICE inline void beginOptimizerUpdate(const OptimizerParams &H,
+                                                 OptimizerState &State,
+                                                 float Lr, int64_t Step) {
+  if (H.Kind != FNN_OPT_ADAM)
+    return;
+  advanceAdamPowers(State.Powers, H.Beta1, H.Beta2, Step);
+  State.AdamAlpha = adamStepSize(Lr, State.Powers);
+}
+
 FNN_HOST_DEVICE inline void sgdUpdate(float &Var, float G, float Lr) {
   Var -= G * Lr;
 }

@@ -38,7 +38,7 @@ int slotCount(int64_t Kind) {
 
 struct OptimizerKernel final : CudaKernel {
   OptimizerKernel(fnn_device &Device, const OptimizerParams &H)
-      : CudaKernel(Device), Params(H), State(sizeof(OptimizerDeviceState)) {}
+      : CudaKernel(Device), Params(H), State(sizeof(OptimizerState)) {}
   OptimizerParams Params;
   DeviceBuffer State;
 };
@@ -63,7 +63,7 @@ void apply(fnn_kernel *Handle, void *Param, const void *Grad, void *Slot0,
                                   " called with a null tensor");
     return;
   }
-  launchOptimizer(H, static_cast<OptimizerDeviceState *>(K.State.get()),
+  launchOptimizer(H, static_cast<OptimizerState *>(K.State.get()),
                   static_cast<float *>(Param), static_cast<const float *>(Grad),
                   static_cast<float *>(Slot0), static_cast<float *>(Slot1),
                   static_cast<const float *>(LearningRate),
@@ -91,7 +91,7 @@ extern "C" fnn_kernel *fnn_optimizer_create(fnn_device *Device,
         if (D.kind == FNN_OPT_ADAGRAD && !(D.initial_accumulator_value > 0))
           throw KernelError("adagrad needs initial_accumulator_value > 0");
         auto K = std::make_unique<OptimizerKernel>(*Device, optimizerParams(D));
-        const OptimizerDeviceState Initial{{0, 1.f, 1.f}, 0.f};
+        const OptimizerState Initial{{0, 1.f, 1.f}, 0.f};
         check(cudaMemcpy(K->State.get(), &Initial, sizeof(Initial),
                          cudaMemcpyHostToDevice),
               "initialising the optimizer state");

@@ -20,19 +20,17 @@ constexpr int Threads = 256;
 
 /// Adam's beta powers advance once per update, on one thread, before the
 /// elements read the step size.
-__global__ void advanceAdam(OptimizerParams H, OptimizerDeviceState *State,
+__global__ void advanceAdam(OptimizerParams H, OptimizerState *State,
                             const float *LearningRate, const int64_t *Step,
                             const unsigned char *Apply) {
-  if (Apply && !*Apply)
-    return;
-  advanceAdamPowers(State->Powers, H.Beta1, H.Beta2, *Step);
-  State->AdamAlpha = adamStepSize(*LearningRate, State->Powers);
+  if (optimizerApplies(Apply))
+    beginOptimizerUpdate(H, *State, *LearningRate, *Step);
 }
 
-__global__ void update(OptimizerParams H, const OptimizerDeviceState *State,
+__global__ void update(OptimizerParams H, const OptimizerState *State,
                        float *Var, const float *G, float *S0, float *S1,
                        const float *LearningRate, const unsigned char *Apply) {
-  if (Apply && !*Apply)
+  if (!optimizerApplies(Apply))
     return;
   const float Lr = *LearningRate;
   const float Alpha = H.Kind == FNN_OPT_ADAM ? State->AdamAlpha : 0.f;
@@ -43,7 +41,7 @@ __global__ void update(OptimizerParams H, const OptimizerDeviceState *State,
 
 } // namespace
 
-void launchOptimizer(const OptimizerParams &H, OptimizerDeviceState *State,
+void launchOptimizer(const OptimizerParams &H, OptimizerState *State,
                      float *Var, const float *G, float *S0, float *S1,
                      const float *LearningRate, const int64_t *Step,
                      const unsigned char *Apply, cudaStream_t Stream) {

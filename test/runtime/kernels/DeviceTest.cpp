@@ -1,4 +1,4 @@
-//===- DeviceTest.cpp - fnn_device on CPU ---------------------------------===//
+//===- DeviceTest.cpp - fnn_device of the CPU runtime ---------------------===//
 
 #include "KernelTestUtil.h"
 
@@ -25,7 +25,10 @@ TEST_F(KernelTest, AllocIs64ByteAlignedAndCopiesRoundTrip) {
   }
 }
 
-TEST(DeviceCreate, RejectsOtherKindsWithAMessage) {
+// The CPU runtime drives the CPU only: a CUDA device comes from the CUDA
+// runtime (fastnn_runtime_cuda, tested in cuda/), which a CPU executable
+// does not link.
+TEST(DeviceCreate, CpuRuntimeRejectsOtherKindsWithAMessage) {
   EXPECT_EQ(fnn_device_create(FNN_DEVICE_CUDA, 0), nullptr);
   EXPECT_NE(std::string(fnn_last_error()).find("fnn_device_create"),
             std::string::npos);
