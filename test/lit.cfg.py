@@ -19,3 +19,10 @@ tool_dirs = [config.fastnn_tools_dir, config.llvm_tools_dir]
 llvm_config.add_tool_substitutions(["fastnnc", "fastnnc-opt"], tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 config.substitutions.append(("%python", config.fastnn_python))
+
+# --target=cuda compiles need ptxas; linking its executables, the CUDA
+# runtime library. Neither needs a GPU.
+if config.fastnn_cuda_toolkit:
+    config.available_features.add("cuda-toolkit")
+if config.fastnn_cuda_runtime:
+    config.available_features.add("cuda-runtime")

@@ -6,6 +6,13 @@
 #include "fastnn/Target/ObjectEmitter.h"
 #include "fastnn/Transforms/Passes.h"
 
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -13,8 +20,10 @@ using namespace mlir;
 
 namespace fastnn {
 
-void buildCPUForwardPipeline(OpPassManager &pm,
-                             const PipelineOptions &options) {
+namespace {
+
+void addForwardPasses(OpPassManager &pm, const PipelineOptions &options,
+                      Target target) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   // The kernels' layouts, before the steps are built from the graph (their
@@ -22,13 +31,58 @@ void buildCPUForwardPipeline(OpPassManager &pm,
   // infer.bin's are the user's .npy files, train.bin's loader writes NCHW
   // and the step transposes it to the kernels' layout.
   FastNNLayoutOptions layout;
-  layout.target = Target::CPU;
+  layout.target = target;
   layout.precision = options.precision;
   layout.layout = options.layout;
   layout.inputLayout =
       options.mode == StepKind::Infer ? InputLayout::Model : InputLayout::Reads;
   pm.addPass(createFastNNLayout(layout));
   pm.addPass(createCanonicalizerPass());
+}
+
+/// The target-neutral lowering to the runtime ABI, after `target`'s fusion
+/// plan: kernel calls, collectives, the arena plan and the model's
+/// metadata. The evaluation step's parameters are the training arena's,
+/// copied in by the trainer, so their initial values are not embedded a
+/// second time.
+void buildRuntimeLoweringPipeline(OpPassManager &pm,
+                                  const PipelineOptions &options,
+                                  int64_t maxLoopReduction) {
+  FastNNPlanFusionOptions fusion;
+  fusion.maxLoopReduction = maxLoopReduction;
+  pm.addPass(createFastNNPlanFusion(fusion));
+  FastNNLowerToRuntimeOptions lowering;
+  lowering.entryName = options.mode == StepKind::Train  ? "train_step"
+                       : options.mode == StepKind::Eval ? "eval_step"
+                                                        : "forward";
+  lowering.symbolPrefix = symbolPrefix(options);
+  lowering.initializeState = options.mode != StepKind::Eval;
+  pm.addPass(createFastNNLowerToRuntime(lowering));
+}
+
+void buildStepPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  if (options.mode == StepKind::Train)
+    buildTrainStepPipeline(pm, options);
+  else if (options.mode == StepKind::Eval)
+    buildEvalStepPipeline(pm);
+}
+
+} // namespace
+
+std::string symbolPrefix(const PipelineOptions &options) {
+  if (!options.symbolPrefix.empty())
+    return options.symbolPrefix;
+  return options.mode == StepKind::Eval ? "fnn_eval" : "fnn_model";
+}
+
+void buildCPUForwardPipeline(OpPassManager &pm,
+                             const PipelineOptions &options) {
+  addForwardPasses(pm, options, Target::CPU);
+}
+
+void buildCUDAForwardPipeline(OpPassManager &pm,
+                              const PipelineOptions &options) {
+  addForwardPasses(pm, options, Target::CUDA);
 }
 
 void buildTrainStepPipeline(OpPassManager &pm, const PipelineOptions &options) {
@@ -84,36 +138,80 @@ void buildCPULoweringPipeline(OpPassManager &pm,
   // The CPU's fusion: oneDNN's post-ops and bias, elementwise chains in one
   // loop nest, and reductions of up to 4096 elements per output as loops
   // (oneDNN 2.6 runs some of those on its reference implementation).
-  FastNNPlanFusionOptions fusion;
-  fusion.maxLoopReduction = 4096;
-  pm.addPass(createFastNNPlanFusion(fusion));
-  // Target-neutral: kernel calls through abi.h, collectives, the arena plan
-  // and the model's metadata. The evaluation step's parameters are the
-  // training arena's, copied in by the trainer, so their initial values are
-  // not embedded a second time.
-  FastNNLowerToRuntimeOptions lowering;
-  lowering.entryName = options.mode == StepKind::Train  ? "train_step"
-                       : options.mode == StepKind::Eval ? "eval_step"
-                                                        : "forward";
-  lowering.symbolPrefix = !options.symbolPrefix.empty()
-                              ? options.symbolPrefix.getValue()
-                          : options.mode == StepKind::Eval ? "fnn_eval"
-                                                           : "fnn_model";
-  lowering.initializeState = options.mode != StepKind::Eval;
-  pm.addPass(createFastNNLowerToRuntime(lowering));
+  buildRuntimeLoweringPipeline(pm, options, /*maxLoopReduction=*/4096);
   // The CPU part: loop nests outlined and run through fnn_parallel_for,
   // everything in the LLVM dialect.
   buildLowerToLLVMDialectPipeline(pm);
   pm.addPass(createFastNNVerifyCPULowered());
 }
 
+void buildCUDAKernelPipeline(OpPassManager &pm) {
+  mlir::GpuNVVMAttachTargetOptions target;
+  target.chip = "sm_90";
+  // CUDA 13's ptxas rejects MLIR's default PTX ISA 6.0.
+  target.features = "+ptx80";
+  target.optLevel = 3;
+  pm.addPass(mlir::createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<mlir::gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(memref::createExpandStridedMetadataPass());
+  kernels.addPass(createLowerAffinePass());
+  mlir::ConvertGpuOpsToNVVMOpsOptions nvvm;
+  nvvm.indexBitwidth = 64;
+  kernels.addPass(mlir::createConvertGpuOpsToNVVMOps(nvvm));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void buildCUDALoweringPipeline(OpPassManager &pm,
+                               const PipelineOptions &options) {
+  // cuDNN and cuBLASLt take the post-ops and biases the CPU's oneDNN does;
+  // a reduction generated as loops sums sequentially in one thread per
+  // output, so longer ones go to the kernel library.
+  buildRuntimeLoweringPipeline(pm, options, /*maxLoopReduction=*/1024);
+  pm.addPass(createFastNNOutlineGpuKernels());
+  buildCUDAKernelPipeline(pm);
+  if (options.gpuKernelsAsIR)
+    return;
+  mlir::GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = FASTNN_CUDA_TOOLKIT_DIR;
+  binary.compilationTarget = "fatbin";
+  pm.addPass(mlir::createGpuModuleToBinaryPass(binary));
+  FastNNLaunchGpuKernelsOptions launches;
+  launches.symbolPrefix = symbolPrefix(options);
+  pm.addPass(createFastNNLaunchGpuKernels(launches));
+  buildHostToLLVMDialectPipeline(pm);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createFastNNVerifyCUDALowered());
+}
+
 void buildCPUPipeline(OpPassManager &pm, const PipelineOptions &options) {
   buildCPUForwardPipeline(pm, options);
-  if (options.mode == StepKind::Train)
-    buildTrainStepPipeline(pm, options);
-  else if (options.mode == StepKind::Eval)
-    buildEvalStepPipeline(pm);
+  buildStepPipeline(pm, options);
   buildCPULoweringPipeline(pm, options);
+}
+
+void buildCUDAPipeline(OpPassManager &pm, const PipelineOptions &options) {
+  buildCUDAForwardPipeline(pm, options);
+  buildStepPipeline(pm, options);
+  buildCUDALoweringPipeline(pm, options);
+}
+
+void buildForwardPipeline(OpPassManager &pm, const PipelineOptions &options,
+                          Target target) {
+  if (target == Target::CUDA)
+    buildCUDAForwardPipeline(pm, options);
+  else
+    buildCPUForwardPipeline(pm, options);
+}
+
+void buildPipeline(OpPassManager &pm, const PipelineOptions &options,
+                   Target target) {
+  if (target == Target::CUDA)
+    buildCUDAPipeline(pm, options);
+  else
+    buildCPUPipeline(pm, options);
 }
 
 void registerPipelines() {
@@ -139,6 +237,27 @@ void registerPipelines() {
       "Lower the step of `mode` to the runtime ABI and the LLVM dialect for "
       "the CPU, and check the result",
       buildCPULoweringPipeline);
+  PassPipelineRegistration<PipelineOptions>(
+      "fastnn-cuda",
+      "The whole CUDA compile of an imported model (what fastnnc "
+      "--target=cuda runs): fastnn-cuda-forward, the step of `mode`, "
+      "fastnn-cuda-lowering",
+      buildCUDAPipeline);
+  PassPipelineRegistration<PipelineOptions>(
+      "fastnn-cuda-forward",
+      "Canonicalize the imported graph and give it the cuDNN kernels' "
+      "layouts",
+      buildCUDAForwardPipeline);
+  PassPipelineRegistration<PipelineOptions>(
+      "fastnn-cuda-lowering",
+      "Lower the step of `mode` to the runtime ABI for CUDA: loop nests as "
+      "GPU kernels in an embedded sm_90 fatbin, the host in the LLVM "
+      "dialect, checked",
+      buildCUDALoweringPipeline);
+  PassPipelineRegistration<>(
+      "fastnn-cuda-kernels",
+      "The kernels' gpu.module to NVVM for sm_90 (before gpu-module-to-binary)",
+      buildCUDAKernelPipeline);
 }
 
 } // namespace fastnn

@@ -1,7 +1,8 @@
 //===- fastnnc.cpp - the fastnn compiler driver ---------------------------===//
 //
-// fastnnc model.onnx [--mode=import|infer|train|eval] [--emit=...] [-o out]
-//                    [--batch-size N] [--hparams FILE] [--hparam KEY=VALUE]
+// fastnnc model.onnx [--mode=import|infer|train|eval] [--target=cpu|cuda]
+//                    [--emit=...] [-o out] [--batch-size N] [--hparams FILE]
+//                    [--hparam KEY=VALUE]
 //
 // Parses flags and calls the compiler libraries; the logic lives there.
 //
@@ -83,7 +84,9 @@ cl::opt<EmitKind> emitKind(
              "otherwise)"),
     cl::values(
         clEnumValN(EmitKind::MLIR, "mlir",
-                   "IR: fastnn after import, the LLVM dialect otherwise"),
+                   "IR: fastnn after import, the LLVM dialect otherwise "
+                   "(CUDA: the host's kernel launches and the kernels in "
+                   "NVVM, before the fatbin)"),
         clEnumValN(EmitKind::Summary, "summary",
                    "inputs, outputs, parameters and op counts"),
         clEnumValN(EmitKind::LLVM, "llvm", "optimised LLVM IR"),
@@ -95,6 +98,13 @@ cl::opt<int64_t>
               cl::desc("Batch size compiled into the model (replaces the first "
                        "dimension of every input; 0 keeps the model's)"),
               cl::init(0), cl::cat(fastnncCategory));
+
+cl::opt<fastnn::Target> targetFlag(
+    "target",
+    cl::desc("The device the executable runs on: its kernels, layouts and "
+             "runtime library"),
+    cl::init(fastnn::Target::CPU), fastnn::targetValues(),
+    cl::cat(fastnncCategory));
 
 cl::opt<fastnn::LayoutChoice>
     layoutFlag("layout",
@@ -239,13 +249,17 @@ int main(int argc, char **argv) {
                     : compileMode == Mode::Eval ? fastnn::StepKind::Eval
                                                 : fastnn::StepKind::Infer;
     pipeline.layout = layoutFlag.getValue();
+    // Kernels embedded as a fatbin cannot be read: --emit=mlir shows them
+    // in NVVM, with the host's launches of them.
+    pipeline.gpuKernelsAsIR =
+        emit == EmitKind::MLIR && targetFlag == fastnn::Target::CUDA;
     if (trainingModel)
       if (auto status = fastnn::setPipelineOptions(hparams, pipeline);
           !status.ok())
         return fail(status.message());
     if (emit == EmitKind::Summary) {
       if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
-            fastnn::buildCPUForwardPipeline(pm, pipeline);
+            fastnn::buildForwardPipeline(pm, pipeline, targetFlag);
           })))
         return 1;
     } else {
@@ -255,12 +269,12 @@ int main(int argc, char **argv) {
         evalPipeline.copyOptionValuesFrom(pipeline);
         evalPipeline.mode = fastnn::StepKind::Eval;
         if (mlir::failed(runPasses(*evalModule, [&](mlir::PassManager &pm) {
-              fastnn::buildCPUPipeline(pm, evalPipeline);
+              fastnn::buildPipeline(pm, evalPipeline, targetFlag);
             })))
           return 1;
       }
       if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
-            fastnn::buildCPUPipeline(pm, pipeline);
+            fastnn::buildPipeline(pm, pipeline, targetFlag);
           })))
         return 1;
     }
@@ -280,11 +294,18 @@ int main(int argc, char **argv) {
     bool ok = mlir::succeeded(
         fastnn::emitHostCode(compiled, nullptr, objectFile, error));
     if (ok && emit == EmitKind::Executable) {
+      bool cuda = targetFlag == fastnn::Target::CUDA;
+      llvm::StringRef linkInputs = compileMode == Mode::Train
+                                       ? (cuda ? FASTNN_CUDA_TRAIN_LINK_INPUTS
+                                               : FASTNN_TRAIN_LINK_INPUTS)
+                                       : (cuda ? FASTNN_CUDA_INFER_LINK_INPUTS
+                                               : FASTNN_INFER_LINK_INPUTS);
+      if (linkInputs.empty())
+        return fail("this fastnnc was built without the CUDA runtime "
+                    "(fastnn_runtime_cuda): --emit=exe for --target=cuda "
+                    "needs a build configured with the CUDA toolkit");
       llvm::SmallVector<std::string> inputs;
-      for (llvm::StringRef input :
-           llvm::split(compileMode == Mode::Train ? FASTNN_TRAIN_LINK_INPUTS
-                                                  : FASTNN_INFER_LINK_INPUTS,
-                       ';'))
+      for (llvm::StringRef input : llvm::split(linkInputs, ';'))
         inputs.push_back(input.str());
       ok = fastnn::linkExecutable(FASTNN_LINKER, objectFile, inputs, outputPath,
                                   error);

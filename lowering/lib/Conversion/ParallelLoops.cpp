@@ -11,15 +11,14 @@
 
 #include "fastnn/Conversion/Passes.h"
 
+#include "LoopNests.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Transforms/RegionUtils.h"
 
 namespace fastnn {
 #define GEN_PASS_DEF_FASTNNOUTLINELOOPNESTS
@@ -34,86 +33,27 @@ namespace {
 constexpr llvm::StringLiteral kLoopCount = "fastnn.loop_count";
 constexpr llvm::StringLiteral kLoopWork = "fastnn.loop_work";
 
-/// The number of operations `block` executes, loops counted with their
-/// static trip counts (a loop with a dynamic one counts once).
-int64_t estimateWork(Block &block) {
-  int64_t work = 0;
-  for (Operation &op : block) {
-    int64_t inner = 0;
-    for (Region &region : op.getRegions())
-      for (Block &nested : region)
-        inner += estimateWork(nested);
-    int64_t trips = 1;
-    if (auto loop = dyn_cast<scf::ForOp>(op))
-      if (std::optional<APInt> count = loop.getStaticTripCount())
-        trips = count->getSExtValue();
-    work += 1 + trips * inner;
-  }
-  return work;
-}
-
-struct Dimension {
-  int64_t lower, step, trips;
-};
-
-/// The constant bounds of `loop`'s dimensions, or nothing when one is not.
-std::optional<SmallVector<Dimension>> constantDimensions(scf::ParallelOp loop) {
-  SmallVector<Dimension> dims;
-  for (auto [lb, ub, step] :
-       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
-    std::optional<int64_t> l = getConstantIntValue(lb),
-                           u = getConstantIntValue(ub),
-                           s = getConstantIntValue(step);
-    if (!l || !u || !s || *s <= 0)
-      return std::nullopt;
-    dims.push_back({*l, *s, std::max<int64_t>(0, (*u - *l + *s - 1) / *s)});
-  }
-  return dims;
-}
-
 /// Builds the function that runs one range of an outermost loop nest.
 class NestOutliner {
 public:
-  NestOutliner(scf::ParallelOp loop, ArrayRef<Dimension> dims)
+  NestOutliner(scf::ParallelOp loop, ArrayRef<fastnn::Dimension> dims)
       : loop(loop), dims(dims) {}
 
-  /// Creates the function `name` in `module` and replaces the nest with a
-  /// call of it over the whole outer space.
-  void outline(ModuleOp module, StringRef name);
+  /// Creates the function `name` in `module`, replaces the nest with a call
+  /// of it over the whole outer space and returns the function.
+  func::FuncOp outline(ModuleOp module, StringRef name);
 
 private:
-  /// `value` inside the function: recomputed when its producer is free of
-  /// side effects (recursively), else a new argument.
-  Value materialize(Value value);
   /// The loops over [begin, end) of the outer space and the innermost
   /// dimension, with the nest's body cloned inside.
-  void emitLoops(OpBuilder &b, Value begin, Value end);
+  void emitLoops(OpBuilder &b, Value begin, Value end, IRMapping &mapping);
 
   scf::ParallelOp loop;
-  ArrayRef<Dimension> dims;
-  Block *entry = nullptr;
-  OpBuilder prologue{loop.getContext()};
-  IRMapping mapping;
-  SmallVector<Value> captured;
+  ArrayRef<fastnn::Dimension> dims;
 };
 
-Value NestOutliner::materialize(Value value) {
-  if (Value mapped = mapping.lookupOrNull(value))
-    return mapped;
-  Operation *producer = value.getDefiningOp();
-  if (producer && producer->getNumRegions() == 0 && isPure(producer)) {
-    for (Value operand : producer->getOperands())
-      materialize(operand);
-    prologue.clone(*producer, mapping);
-    return mapping.lookup(value);
-  }
-  captured.push_back(value);
-  BlockArgument argument = entry->addArgument(value.getType(), value.getLoc());
-  mapping.map(value, argument);
-  return argument;
-}
-
-void NestOutliner::emitLoops(OpBuilder &b, Value begin, Value end) {
+void NestOutliner::emitLoops(OpBuilder &b, Value begin, Value end,
+                             IRMapping &mapping) {
   Location loc = loop.getLoc();
   auto index = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v).getResult();
@@ -136,7 +76,7 @@ void NestOutliner::emitLoops(OpBuilder &b, Value begin, Value end) {
         arith::MulIOp::create(b, loc, position, index(dims[d].step)));
   }
   if (dims.size() > 1) {
-    const Dimension &last = dims.back();
+    const fastnn::Dimension &last = dims.back();
     auto inner = scf::ForOp::create(b, loc, index(last.lower),
                                     index(last.lower + last.trips * last.step),
                                     index(last.step));
@@ -149,7 +89,7 @@ void NestOutliner::emitLoops(OpBuilder &b, Value begin, Value end) {
     b.clone(op, mapping);
 }
 
-void NestOutliner::outline(ModuleOp module, StringRef name) {
+func::FuncOp NestOutliner::outline(ModuleOp module, StringRef name) {
   MLIRContext *context = loop.getContext();
   Location loc = loop.getLoc();
   OpBuilder b(context);
@@ -158,17 +98,14 @@ void NestOutliner::outline(ModuleOp module, StringRef name) {
   auto function = func::FuncOp::create(
       b, loc, name, b.getFunctionType({indexType, indexType}, {}));
   function.setPrivate();
-  entry = function.addEntryBlock();
+  Block *entry = function.addEntryBlock();
   Value begin = entry->getArgument(0), end = entry->getArgument(1);
 
   // Values from above first (the prologue), then the loops after them.
-  prologue.setInsertionPointToStart(entry);
-  SetVector<Value> above;
-  getUsedValuesDefinedAbove(loop.getRegion(), loop.getRegion(), above);
-  for (Value value : above)
-    materialize(value);
+  fastnn::CapturedValues captures(entry);
+  captures.captureUsedAbove(loop.getRegion());
   OpBuilder body = OpBuilder::atBlockEnd(entry);
-  emitLoops(body, begin, end);
+  emitLoops(body, begin, end, captures.mapping());
   OpBuilder tail = OpBuilder::atBlockEnd(entry);
   func::ReturnOp::create(tail, loc);
   function.setFunctionType(
@@ -177,8 +114,8 @@ void NestOutliner::outline(ModuleOp module, StringRef name) {
   int64_t count = 1;
   for (size_t d = 0; d < std::max<size_t>(1, dims.size() - 1); ++d)
     count *= dims[d].trips;
-  int64_t work = estimateWork(*loop.getBody());
-  for (const Dimension &d : dims)
+  int64_t work = fastnn::estimateWork(*loop.getBody());
+  for (const fastnn::Dimension &d : dims)
     work *= std::max<int64_t>(1, d.trips);
   function->setAttr(kLoopCount, b.getI64IntegerAttr(count));
   function->setAttr(kLoopWork, b.getI64IntegerAttr(work));
@@ -186,9 +123,10 @@ void NestOutliner::outline(ModuleOp module, StringRef name) {
   OpBuilder site(loop);
   SmallVector<Value> operands{arith::ConstantIndexOp::create(site, loc, 0),
                               arith::ConstantIndexOp::create(site, loc, count)};
-  llvm::append_range(operands, captured);
+  llvm::append_range(operands, captures.arguments());
   func::CallOp::create(site, loc, function, operands);
   loop.erase();
+  return function;
 }
 
 struct OutlineLoopNests
@@ -204,15 +142,17 @@ struct OutlineLoopNests
       });
       unsigned counter = 0;
       for (scf::ParallelOp loop : nests) {
-        std::optional<SmallVector<Dimension>> dims = constantDimensions(loop);
+        std::optional<SmallVector<fastnn::Dimension>> dims =
+            fastnn::constantDimensions(loop);
         if (!dims || !loop.getInitVals().empty())
           continue;
         std::string name;
         do
           name = (function.getSymName() + "_loop" + Twine(counter++)).str();
         while (symbols.lookup(name));
-        NestOutliner(loop, *dims).outline(module, name);
-        symbols.insert(module.lookupSymbol(name));
+        // Inserted from the function itself: looking the name up in the
+        // module would scan it, quadratic in the number of nests.
+        symbols.insert(NestOutliner(loop, *dims).outline(module, name));
       }
     }
   }

@@ -25,9 +25,7 @@
 
 using namespace mlir;
 
-void fastnn::buildLowerToLLVMDialectPipeline(OpPassManager &pm) {
-  pm.addPass(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(fastnn::createFastNNOutlineLoopNests());
+void fastnn::buildHostToLLVMDialectPipeline(OpPassManager &pm) {
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
@@ -42,6 +40,12 @@ void fastnn::buildLowerToLLVMDialectPipeline(OpPassManager &pm) {
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void fastnn::buildLowerToLLVMDialectPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(fastnn::createFastNNOutlineLoopNests());
+  buildHostToLLVMDialectPipeline(pm);
   pm.addPass(fastnn::createFastNNDispatchLoopBodies());
   pm.addPass(createCanonicalizerPass());
 }

@@ -15,8 +15,14 @@
 //                         dialect) and the check of what the object
 //                         emitter accepts
 //
-// A CUDA target adds fastnn-cuda-forward, fastnn-cuda-lowering and fastnn-cuda
-// beside them and shares the step pipelines and the target-neutral lowering.
+//   fastnn-cuda           = fastnn-cuda-forward, the step, fastnn-cuda-lowering
+//   fastnn-cuda-forward   as fastnn-cpu-forward, in cuDNN's layouts
+//   fastnn-cuda-lowering  fusion planned for CUDA, the same target-neutral
+//                         lowering, the loop nests as GPU kernels
+//                         (fastnn-outline-gpu-kernels, fastnn-cuda-kernels,
+//                         gpu-module-to-binary: an sm_90 fatbin), launched
+//                         through abi.h (fastnn-launch-gpu-kernels), the host
+//                         in the LLVM dialect, and its check
 //
 //===----------------------------------------------------------------------===//
 
@@ -125,6 +131,12 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       *this, "iterations-per-loop",
       llvm::cl::desc("Training steps per call (fastnn-sink-loop)"),
       llvm::cl::init(1)};
+  Option<bool> gpuKernelsAsIR{
+      *this, "gpu-kernels-as-ir",
+      llvm::cl::desc("CUDA: stop before gpu-module-to-binary, leaving the "
+                     "host's gpu.launch_func ops and the kernels' gpu.module "
+                     "in NVVM to read (what fastnnc --emit=mlir prints)"),
+      llvm::cl::init(false)};
   Option<int64_t> allreduceBucketBytes{
       *this, "allreduce-bucket-bytes",
       llvm::cl::desc("Largest allreduce bucket (fastnn-fuse-allreduce)"),
@@ -154,6 +166,34 @@ void buildEvalStepPipeline(mlir::OpPassManager &pm);
 /// runtime, checked by fastnn-verify-cpu-lowered.
 void buildCPULoweringPipeline(mlir::OpPassManager &pm,
                               const PipelineOptions &options);
+
+/// fastnn-cuda: the whole CUDA compile of an imported module, to the LLVM
+/// dialect with the GPU kernels embedded as a fatbin.
+void buildCUDAPipeline(mlir::OpPassManager &pm, const PipelineOptions &options);
+
+/// fastnn-cuda-forward: as fastnn-cpu-forward, in the layouts cuDNN's
+/// kernels want (NHWC for fp16 and bf16, for the tensor cores).
+void buildCUDAForwardPipeline(mlir::OpPassManager &pm,
+                              const PipelineOptions &options);
+
+/// fastnn-cuda-lowering: the step of `mode` to the LLVM dialect for the
+/// CUDA runtime, checked by fastnn-verify-cuda-lowered.
+void buildCUDALoweringPipeline(mlir::OpPassManager &pm,
+                               const PipelineOptions &options);
+
+/// fastnn-cuda-kernels: the gpu.module of fastnn-outline-gpu-kernels to
+/// NVVM for sm_90, ready for gpu-module-to-binary.
+void buildCUDAKernelPipeline(mlir::OpPassManager &pm);
+
+/// The forward or the whole pipeline of `target`.
+void buildForwardPipeline(mlir::OpPassManager &pm,
+                          const PipelineOptions &options, Target target);
+void buildPipeline(mlir::OpPassManager &pm, const PipelineOptions &options,
+                   Target target);
+
+/// The prefix of the lowered step's exported symbols: `symbol-prefix`, or
+/// fnn_eval for the evaluation step and fnn_model otherwise.
+std::string symbolPrefix(const PipelineOptions &options);
 
 /// Registers the pipelines above with their names.
 void registerPipelines();

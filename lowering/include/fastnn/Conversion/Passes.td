@@ -290,8 +290,8 @@ def FastNNVerifyCPULowered : Pass<"fastnn-verify-cpu-lowered",
       when train.bin is linked. Other external functions (the C math
       library's) are left to the linker.
 
-    The module is not changed. A CUDA pipeline ends in its own check of what
-    its emitter accepts (the GPU binary ops beside the host's LLVM dialect).
+    The module is not changed. The CUDA pipeline ends in its own check,
+    `fastnn-verify-cuda-lowered`.
 
     Rejected:
     ```mlir
@@ -300,6 +300,138 @@ def FastNNVerifyCPULowered : Pass<"fastnn-verify-cpu-lowered",
     ```
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+}
+
+def FastNNOutlineGpuKernels : Pass<"fastnn-outline-gpu-kernels",
+                                   "mlir::ModuleOp"> {
+  let summary = "Make every generated loop nest a CUDA kernel, launched "
+                "from the step";
+  let description = [{
+    The CUDA counterpart of `convert-linalg-to-parallel-loops` plus
+    `fastnn-outline-loop-nests`, run on what `fastnn-lower-to-runtime`
+    produced. On CUDA the arena is device memory, so no loop nest may stay
+    on the host. Each linalg op of the host functions becomes loops whose
+    outermost is an `scf.parallel` (an op whose first dimension is a
+    reduction, or that has none, runs inside a one-iteration one, on one
+    thread), and each outermost nest becomes a `gpu.func` kernel in the
+    module's one `gpu.module @fastnn_kernels`, replaced by a
+    `gpu.launch_func` of it. The kernel runs one thread per point of the
+    nest's whole space (linearised, the innermost dimension fastest so that
+    neighbouring threads touch neighbouring elements; blocks of 256 threads)
+    and guards the last block's surplus threads; reduction dimensions stay
+    sequential loops in each thread, as on the CPU, so both backends sum in
+    the same order.
+
+    Values a nest reads from above are recomputed in the kernel when side
+    effects allow (constants, the arena's memref and its views), as the CPU
+    outliner does; only the others (the arena pointer, a sunk loop's
+    iteration) become kernel arguments. A nest with dynamic bounds, or a
+    memory access left on the host outside any nest, is an error at the op.
+
+    Before:
+    ```mlir
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      %m = memref.view %a[%c64][] : memref<256xi8> to memref<4x8xf32>
+      linalg.generic ... outs(%m : memref<4x8xf32>) { ... }
+      return
+    }
+    ```
+    After:
+    ```mlir
+    module attributes {gpu.container_module} {
+      func.func @fnn_model_run(%arena: !llvm.ptr) {
+        gpu.launch_func @fastnn_kernels::@fnn_model_run_kernel0
+            blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+            args(%arena : !llvm.ptr)
+        return
+      }
+      gpu.module @fastnn_kernels {
+        gpu.func @fnn_model_run_kernel0(%arena: !llvm.ptr) kernel {
+          %m = memref.view ... : memref<256xi8> to memref<4x8xf32>
+          %id = <block_id x * 32 + thread_id x>
+          scf.if <%id < 32> { <i = %id / 8, j = %id % 8; the body> }
+          gpu.return
+        }
+      }
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::gpu::GPUDialect", "mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
+def FastNNLaunchGpuKernels : Pass<"fastnn-launch-gpu-kernels",
+                                  "mlir::ModuleOp"> {
+  let summary = "Embed the kernels' fatbin and launch them through the "
+                "runtime ABI";
+  let description = [{
+    Runs after `gpu-module-to-binary`, before the host's conversion to the
+    LLVM dialect. The `gpu.binary @fastnn_kernels` (a CUDA fatbin: sm_90
+    machine code and PTX) becomes an internal constant global,
+    `<prefix>_gpu_image`. At the start of `<prefix>_init` the runtime loads
+    it, `fnn_gpu_module_load(device, image, bytes)`, and looks up each
+    kernel by name, `fnn_gpu_function_create(module, name)`, into the
+    internal table `<prefix>_gpu_functions`; either failing makes init
+    return -1 (the runtime has recorded why). `<prefix>_release` destroys
+    them. Each `gpu.launch_func` becomes `fnn_gpu_launch(function, blocks,
+    threads, params)`, params being a stack array of pointers to the
+    arguments' values (index arguments as i64). Generated code thereby
+    calls abi.h only, as on the CPU, and its launches go onto the device's
+    compute stream in order with the kernel library's calls, never
+    synchronising.
+
+    Before:
+    ```mlir
+    gpu.binary @fastnn_kernels [#gpu.object<#nvvm.target<...>, "...">]
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      gpu.launch_func @fastnn_kernels::@fnn_model_run_kernel0
+          blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+          args(%arena : !llvm.ptr)
+      return
+    }
+    ```
+    After:
+    ```mlir
+    llvm.mlir.global internal constant @fnn_model_gpu_image("...")
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      %params = llvm.alloca %c1 x !llvm.array<1 x ptr> : (i64) -> !llvm.ptr
+      %slot = llvm.alloca %c1 x !llvm.ptr : (i64) -> !llvm.ptr
+      llvm.store %arena, %slot : !llvm.ptr, !llvm.ptr
+      llvm.store %slot, %params : !llvm.ptr, !llvm.ptr
+      %kernel = llvm.load <@fnn_model_gpu_functions[1]> : !llvm.ptr -> !llvm.ptr
+      llvm.call @fnn_gpu_launch(%kernel, %c1_i64, %c32_i64, %params) : ...
+      return
+    }
+    ```
+  }];
+  let options = [
+    Option<"symbolPrefix", "symbol-prefix", "std::string",
+           /*default=*/"\"fnn_model\"",
+           "Prefix of the lowered step's symbols (<prefix>_init, "
+           "<prefix>_release), as fastnn-lower-to-runtime was given">
+  ];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect",
+                           "mlir::cf::ControlFlowDialect"];
+}
+
+def FastNNVerifyCUDALowered : Pass<"fastnn-verify-cuda-lowered",
+                                   "mlir::ModuleOp"> {
+  let summary = "Check that a module is what the CUDA target's object "
+                "emitter accepts";
+  let description = [{
+    The last pass of `fastnn-cuda-lowering`, the CUDA counterpart of
+    `fastnn-verify-cpu-lowered`, with the same checks (LLVM dialect ops
+    only, every `fnn_` function declared is one abi.h declares: the kernels
+    are embedded as a constant by then) and one more: no call of
+    `fnn_parallel_for`, the host loop bodies the CUDA runtime does not run
+    (its arena is device memory).
+
+    Rejected:
+    ```mlir
+    llvm.func @fnn_parallel_for(!llvm.ptr, !llvm.ptr, i64, i64)
+    gpu.binary @fastnn_kernels [...]   // not embedded yet
+    ```
+  }];
 }
 
 #endif // FASTNN_CONVERSION_PASSES_TD

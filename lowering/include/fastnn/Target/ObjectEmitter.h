@@ -10,10 +10,15 @@
 
 namespace fastnn {
 
-/// The standard conversions that take what fastnn-lower-to-runtime produces
-/// (func, linalg on memrefs, arith, math, cf and llvm ops) to the LLVM
-/// dialect alone.
+/// The CPU's part after fastnn-lower-to-runtime: linalg to loop nests run
+/// through fnn_parallel_for, and everything (func, memrefs, arith, math, cf
+/// and llvm ops) to the LLVM dialect alone.
 void buildLowerToLLVMDialectPipeline(mlir::OpPassManager &pm);
+
+/// The standard conversions of host code without linalg (scf, memref,
+/// arith, math, index, func and cf ops) to the LLVM dialect, which both
+/// targets end with.
+void buildHostToLLVMDialectPipeline(mlir::OpPassManager &pm);
 
 /// Adds to an LLVM-dialect module the constant globals `symbol` (an i8
 /// array of `bytes`) and `symbol`_bytes (its length as an i64), both

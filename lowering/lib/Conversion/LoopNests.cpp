@@ -1,0 +1,69 @@
+//===- LoopNests.cpp - what the loop-nest outliners share -----------------===//
+
+#include "LoopNests.h"
+
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+
+using namespace mlir;
+
+namespace fastnn {
+
+std::optional<SmallVector<Dimension>> constantDimensions(scf::ParallelOp loop) {
+  SmallVector<Dimension> dims;
+  for (auto [lb, ub, step] :
+       llvm::zip(loop.getLowerBound(), loop.getUpperBound(), loop.getStep())) {
+    std::optional<int64_t> l = getConstantIntValue(lb),
+                           u = getConstantIntValue(ub),
+                           s = getConstantIntValue(step);
+    if (!l || !u || !s || *s <= 0)
+      return std::nullopt;
+    dims.push_back({*l, *s, std::max<int64_t>(0, (*u - *l + *s - 1) / *s)});
+  }
+  return dims;
+}
+
+int64_t estimateWork(Block &block) {
+  int64_t work = 0;
+  for (Operation &op : block) {
+    int64_t inner = 0;
+    for (Region &region : op.getRegions())
+      for (Block &nested : region)
+        inner += estimateWork(nested);
+    int64_t trips = 1;
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      if (std::optional<APInt> count = loop.getStaticTripCount())
+        trips = count->getSExtValue();
+    work += 1 + trips * inner;
+  }
+  return work;
+}
+
+CapturedValues::CapturedValues(Block *entry)
+    : entry(entry), prologue(OpBuilder::atBlockBegin(entry)) {}
+
+void CapturedValues::captureUsedAbove(Region &region) {
+  SetVector<Value> above;
+  getUsedValuesDefinedAbove(region, region, above);
+  for (Value value : above)
+    materialize(value);
+}
+
+Value CapturedValues::materialize(Value value) {
+  if (Value mapped = valueMapping.lookupOrNull(value))
+    return mapped;
+  Operation *producer = value.getDefiningOp();
+  if (producer && producer->getNumRegions() == 0 && isPure(producer)) {
+    for (Value operand : producer->getOperands())
+      materialize(operand);
+    prologue.clone(*producer, valueMapping);
+    return valueMapping.lookup(value);
+  }
+  captured.push_back(value);
+  BlockArgument argument = entry->addArgument(value.getType(), value.getLoc());
+  valueMapping.map(value, argument);
+  return argument;
+}
+
+} // namespace fastnn

@@ -1,0 +1,62 @@
+//===- LoopNests.h - what the loop-nest outliners share ---------*- C++ -*-===//
+//
+// The CPU (fastnn-outline-loop-nests) and the CUDA
+// (fastnn-outline-gpu-kernels) backends both move each outermost loop nest
+// out of the step into a function of its own: a host loop body, a GPU
+// kernel. They read the nest's bounds and build the function's inputs the
+// same way.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_LOWERING_CONVERSION_LOOPNESTS_H
+#define FASTNN_LOWERING_CONVERSION_LOOPNESTS_H
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+
+#include <optional>
+
+namespace fastnn {
+
+struct Dimension {
+  int64_t lower, step, trips;
+};
+
+/// The constant bounds of `loop`'s dimensions, or nothing when one is not.
+std::optional<llvm::SmallVector<Dimension>>
+constantDimensions(mlir::scf::ParallelOp loop);
+
+/// The number of operations `block` executes, loops counted with their
+/// static trip counts (a loop with a dynamic one counts once).
+int64_t estimateWork(mlir::Block &block);
+
+/// The values a nest reads from above, as an outlined function sees them:
+/// a value whose producer is free of side effects (constants, the arena's
+/// memref and its views) is recomputed at the start of the function, so
+/// that the function sees static offsets of one base pointer; any other
+/// becomes a new argument of the function's entry block.
+class CapturedValues {
+public:
+  explicit CapturedValues(mlir::Block *entry);
+
+  /// Maps every value `region` uses from above into the function.
+  void captureUsedAbove(mlir::Region &region);
+  /// `value` inside the function.
+  mlir::Value materialize(mlir::Value value);
+
+  /// Maps the nest's values to the function's, for cloning its body.
+  mlir::IRMapping &mapping() { return valueMapping; }
+  /// The values that became arguments, in the order of the arguments.
+  llvm::ArrayRef<mlir::Value> arguments() const { return captured; }
+
+private:
+  mlir::Block *entry;
+  mlir::OpBuilder prologue;
+  mlir::IRMapping valueMapping;
+  llvm::SmallVector<mlir::Value> captured;
+};
+
+} // namespace fastnn
+
+#endif // FASTNN_LOWERING_CONVERSION_LOOPNESTS_H
