@@ -102,13 +102,26 @@ ConvolutionDescriptor convolutionDescriptor(const fnn_conv2d_desc &D, int PadH,
   return C;
 }
 
+bool usesTensorCores(cudnnMathType_t Math) {
+  return Math == CUDNN_TENSOR_OP_MATH ||
+         Math == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+}
+
+/// The math type to run \p Chosen with: float32 stays on FMA math.
+cudnnMathType_t mathFor(int64_t DType, cudnnMathType_t Chosen) {
+  return DType == FNN_F32 ? CUDNN_FMA_MATH : Chosen;
+}
+
 /// The first usable result, deterministic ones first when \p Deterministic.
+/// For float32 no tensor-core algorithm qualifies: the heuristics may still
+/// offer TF32 ones, whose 10-bit mantissas the CPU does not have.
 template <typename Perf>
-const Perf &choose(const Perf *Results, int Count, bool Deterministic,
-                   const char *What) {
+const Perf &choose(const Perf *Results, int Count, int64_t DType,
+                   bool Deterministic, const char *What) {
   for (int Pass = Deterministic ? 0 : 1; Pass < 2; ++Pass)
     for (int I = 0; I < Count; ++I)
       if (Results[I].status == CUDNN_STATUS_SUCCESS &&
+          (DType != FNN_F32 || !usesTensorCores(Results[I].mathType)) &&
           (Pass == 1 || Results[I].determinism == CUDNN_DETERMINISTIC))
         return Results[I];
   throw KernelError(std::string("cuDNN has no ") + What +
@@ -198,9 +211,10 @@ std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
               H, K->X.get(), K->W.get(), K->Forward.get(), K->Y.get(),
               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &Count, Perf),
           "cudnnGetConvolutionForwardAlgorithm_v7");
-    const auto &Best = choose(Perf, Count, false, "forward");
+    const auto &Best = choose(Perf, Count, D.dtype, false, "forward");
     K->ForwardAlgo = Best.algo;
-    check(cudnnSetConvolutionMathType(K->Forward.get(), Best.mathType),
+    check(cudnnSetConvolutionMathType(K->Forward.get(),
+                                      mathFor(D.dtype, Best.mathType)),
           "cudnnSetConvolutionMathType");
     check(cudnnGetConvolutionForwardWorkspaceSize(
               H, K->X.get(), K->W.get(), K->Forward.get(), K->Y.get(),
@@ -216,9 +230,11 @@ std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
             H, K->W.get(), K->Y.get(), K->BackwardData.get(), K->X.get(),
             CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &Count, DataPerf),
         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-  const auto &BestData = choose(DataPerf, Count, true, "backward-data");
+  const auto &BestData =
+      choose(DataPerf, Count, D.dtype, true, "backward-data");
   K->DataAlgo = BestData.algo;
-  check(cudnnSetConvolutionMathType(K->BackwardData.get(), BestData.mathType),
+  check(cudnnSetConvolutionMathType(K->BackwardData.get(),
+                                    mathFor(D.dtype, BestData.mathType)),
         "cudnnSetConvolutionMathType");
   check(cudnnGetConvolutionBackwardDataWorkspaceSize(
             H, K->W.get(), K->Y.get(), K->BackwardData.get(), K->X.get(),
@@ -232,11 +248,12 @@ std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
             H, K->X.get(), K->Y.get(), K->BackwardFilter.get(), K->W.get(),
             CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &Count, FilterPerf),
         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  const auto &BestFilter = choose(FilterPerf, Count, true, "backward-filter");
+  const auto &BestFilter =
+      choose(FilterPerf, Count, D.dtype, true, "backward-filter");
   K->FilterAlgo = BestFilter.algo;
-  check(
-      cudnnSetConvolutionMathType(K->BackwardFilter.get(), BestFilter.mathType),
-      "cudnnSetConvolutionMathType");
+  check(cudnnSetConvolutionMathType(K->BackwardFilter.get(),
+                                    mathFor(D.dtype, BestFilter.mathType)),
+        "cudnnSetConvolutionMathType");
   check(cudnnGetConvolutionBackwardFilterWorkspaceSize(
             H, K->X.get(), K->Y.get(), K->BackwardFilter.get(), K->W.get(),
             K->FilterAlgo, &K->FilterBytes),

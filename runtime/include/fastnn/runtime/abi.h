@@ -94,12 +94,18 @@ void fnn_device_destroy(fnn_device *device);
 /* Device memory, aligned to at least 64 bytes; NULL on failure. */
 void *fnn_device_alloc(fnn_device *device, size_t bytes);
 void fnn_device_free(fnn_device *device, void *memory);
-/* Copies between host and device memory (plain memcpy on CPU). */
+/* Copies between host and device memory (plain memcpy on CPU). On CUDA a
+ * copy is enqueued on the compute stream, after every kernel enqueued
+ * before it, and returns when it is done: for init, checkpoints and the
+ * drivers' staging, not for the step. */
 void fnn_copy_to_device(fnn_device *device, void *dst, const void *src,
                         size_t bytes);
 void fnn_copy_to_host(fnn_device *device, void *dst, const void *src,
                       size_t bytes);
-/* Waits for all work enqueued on the device. */
+/* Waits for all work enqueued on the device. On CUDA, kernel calls that
+ * could not be enqueued (the ABI gives them no status) have recorded their
+ * reason for fnn_last_error, and this call records an error the device met
+ * while running, so drivers check fnn_last_error after it. */
 void fnn_device_synchronize(fnn_device *device);
 /* The kind of device this runtime library drives (the CPU runtime:
  * FNN_DEVICE_CPU): drivers create their device from it, so an executable
@@ -120,8 +126,9 @@ const char *fnn_last_error(void);
 /* Generated code brackets the work of each op (a kernel call or a fused
  * loop nest) with fnn_trace_begin/fnn_trace_end; name is a constant string
  * ("conv2d conv1/Conv2D"). While tracing is off these return at once; while
- * on, the CPU runtime timestamps them on the calling thread (the CUDA one
- * will record events on the compute stream). Spans do not nest. */
+ * on, the CPU runtime timestamps them on the calling thread; the CUDA one
+ * waits for its compute stream before each timestamp, so a span is the op's
+ * device time (and recording serialises the step). Spans do not nest. */
 void fnn_trace_begin(const char *name);
 void fnn_trace_end(void);
 
@@ -178,7 +185,10 @@ fnn_kernel *fnn_gpu_function_create(fnn_kernel *module, const char *name);
 /* Enqueues a 1-D grid of `blocks` blocks of `threads` threads each, no
  * dynamic shared memory. params points at one pointer per kernel
  * parameter, to that parameter's value (cuLaunchKernel's kernelParams);
- * the values are read during the call. */
+ * the values are read during the call. On CUDA: blocks in [1, 2^31 - 1],
+ * threads in [1, 1024]; the launch is enqueued on the compute stream after
+ * the kernel calls before it, and a failed launch records its reason for
+ * fnn_last_error. */
 void fnn_gpu_launch(fnn_kernel *function, int64_t blocks, int64_t threads,
                     void **params);
 
@@ -191,7 +201,10 @@ void fnn_gpu_launch(fnn_kernel *function, int64_t blocks, int64_t threads,
  * registers where batches come from before it runs the step. On CPU the
  * source writes the arena directly; a CUDA runtime has it fill a pinned
  * staging slot and copies that on the compute stream, so the loop never
- * waits on the host except for data not yet prefetched.
+ * waits on the host except for data not yet prefetched. The CUDA runtime
+ * needs the byte sizes of the two inputs for that copy: a driver gives them
+ * with fastnn::runtime::setInputBytes (runtime/kernels/common's
+ * BackendHooks.h) beside fnn_input_set_source.
  *===----------------------------------------------------------------------===*/
 
 /* Writes the next batch into images and labels (host memory of the step's
