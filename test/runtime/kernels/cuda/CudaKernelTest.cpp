@@ -576,4 +576,92 @@ TEST_F(CudaTest, OptimizersMatchTheirHostMathBitForBit) {
   }
 }
 
+// --- half precision (mixed-precision training's types) --------------------
+
+class CudaHalf : public CudaTest,
+                 public ::testing::WithParamInterface<int64_t> {
+protected:
+  void *uploadLow(const std::vector<float> &X) {
+    return upload(toLow(X, GetParam()));
+  }
+  std::vector<float> downloadLow(const void *P, size_t Count) {
+    std::vector<uint16_t> Host(Count);
+    fnn_device_synchronize(Device);
+    fnn_copy_to_host(Device, Host.data(), P, Count * 2);
+    return fromLow(Host, GetParam());
+  }
+};
+
+TEST_P(CudaHalf, ConvolutionMatmulAndPoolingAgreeWithFloat64) {
+  const int64_t DType = GetParam();
+  // Tensor cores multiply the rounded inputs exactly and accumulate in
+  // float32; the output is rounded once more.
+  const double Tol = DType == FNN_BF16 ? 1e-2 : 2e-3;
+  Conv P{"nhwc", 2, 8, 6, 6, 8, 3, 3, 1, 6, 6, {1, 1}, {1, 1, 1, 1}, {1, 1}};
+  std::vector<float> X = roundedTo(randomData(2 * 8 * 36, 1), DType);
+  std::vector<float> Wt = roundedTo(randomData(8 * 8 * 9, 2), DType);
+  fnn_conv2d_desc D = convDesc(P, FNN_NHWC, false, false);
+  D.dtype = DType;
+  KernelPtr C(fnn_conv2d_create(Device, &D));
+  ASSERT_NE(C, nullptr) << fnn_last_error();
+  void *DX = uploadLow(nchwToNhwc(X, 2, 8, 6, 6));
+  void *DW = uploadLow(nchwToNhwc(Wt, 8, 8, 3, 3));
+  void *DY = upload(std::vector<uint16_t>(2 * 8 * 36));
+  fnn_conv2d_forward(C.get(), DX, DW, nullptr, DY);
+  expectClose(nhwcToNchw(downloadLow(DY, 2 * 8 * 36), 2, 6, 6, 8),
+              convRef(P, X, Wt, nullptr, false), Tol);
+
+  fnn_matmul_desc M{};
+  M.a = shape({16, 32});
+  M.b = shape({32, 24});
+  M.output = shape({16, 24});
+  M.dtype = DType;
+  std::vector<float> A = roundedTo(randomData(16 * 32, 3), DType);
+  std::vector<float> B = roundedTo(randomData(32 * 24, 4), DType);
+  KernelPtr Mm(fnn_matmul_create(Device, &M));
+  ASSERT_NE(Mm, nullptr) << fnn_last_error();
+  void *DA = uploadLow(A), *DB = uploadLow(B);
+  void *DOut = upload(std::vector<uint16_t>(16 * 24));
+  fnn_matmul_forward(Mm.get(), DA, DB, nullptr, DOut);
+  std::vector<double> Ref(16 * 24);
+  for (int64_t R = 0; R < 16; ++R)
+    for (int64_t Col = 0; Col < 24; ++Col)
+      for (int64_t K = 0; K < 32; ++K)
+        Ref[R * 24 + Col] += double(A[R * 32 + K]) * B[K * 24 + Col];
+  expectClose(downloadLow(DOut, Ref.size()), Ref, Tol * 4);
+
+  // Max pooling picks one of its (rounded) inputs: exact.
+  fnn_pool2d_desc Pd{};
+  Pd.input = shape({1, 4, 6, 6});
+  Pd.output = shape({1, 4, 3, 3});
+  Pd.dtype = DType;
+  Pd.layout = FNN_NCHW;
+  Pd.kind = FNN_POOL_MAX;
+  Pd.kernel[0] = Pd.kernel[1] = 2;
+  Pd.strides[0] = Pd.strides[1] = 2;
+  Pd.dilations[0] = Pd.dilations[1] = 1;
+  KernelPtr Pool(fnn_pool2d_create(Device, &Pd));
+  ASSERT_NE(Pool, nullptr) << fnn_last_error();
+  std::vector<float> Pin = roundedTo(randomData(144, 5), DType);
+  void *DPin = uploadLow(Pin), *DPout = upload(std::vector<uint16_t>(36));
+  fnn_pool2d_forward(Pool.get(), DPin, DPout);
+  std::vector<double> PoolRef(36);
+  for (int64_t Plane = 0; Plane < 4; ++Plane)
+    for (int64_t O = 0; O < 9; ++O) {
+      double Best = -1e30;
+      for (int64_t K = 0; K < 4; ++K)
+        Best = std::max<double>(
+            Best,
+            Pin[Plane * 36 + (O / 3 * 2 + K / 2) * 6 + O % 3 * 2 + K % 2]);
+      PoolRef[Plane * 9 + O] = Best;
+    }
+  expectClose(downloadLow(DPout, 36), PoolRef, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, CudaHalf,
+                         ::testing::Values(int64_t(FNN_F16), int64_t(FNN_BF16)),
+                         [](const auto &Info) {
+                           return Info.param == FNN_F16 ? "f16" : "bf16";
+                         });
+
 } // namespace
