@@ -62,13 +62,12 @@ void reserveWorkspace(fnn_device &Device, size_t Bytes) {
   Device.WorkspaceBytes = Bytes;
 }
 
-DeviceBuffer::DeviceBuffer(size_t Size) : Bytes(Size) {
-  check(cudaMalloc(&Pointer, Size ? Size : 1), "allocating kernel state");
+DeviceBuffer::DeviceBuffer(size_t Bytes) {
+  check(cudaMalloc(&Pointer, Bytes ? Bytes : 1), "allocating kernel state");
 }
 
 DeviceBuffer &DeviceBuffer::operator=(DeviceBuffer &&Other) noexcept {
   std::swap(Pointer, Other.Pointer);
-  std::swap(Bytes, Other.Bytes);
   return *this;
 }
 

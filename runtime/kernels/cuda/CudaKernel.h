@@ -81,21 +81,17 @@ class DeviceBuffer {
 public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t Bytes);
-  DeviceBuffer(DeviceBuffer &&Other) noexcept
-      : Pointer(Other.Pointer), Bytes(Other.Bytes) {
+  DeviceBuffer(DeviceBuffer &&Other) noexcept : Pointer(Other.Pointer) {
     Other.Pointer = nullptr;
-    Other.Bytes = 0;
   }
   DeviceBuffer &operator=(DeviceBuffer &&Other) noexcept;
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   ~DeviceBuffer();
   void *get() const { return Pointer; }
-  size_t size() const { return Bytes; }
 
 private:
   void *Pointer = nullptr;
-  size_t Bytes = 0;
 };
 
 /// Every CUDA kernel: it knows its device.
