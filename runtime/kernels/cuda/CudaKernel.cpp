@@ -20,8 +20,8 @@ void check(cudnnStatus_t Status, const char *What) {
 
 void check(cublasStatus_t Status, const char *What) {
   if (Status != CUBLAS_STATUS_SUCCESS)
-    throw KernelError(std::string(What) + ": cuBLAS status " +
-                      std::to_string(static_cast<int>(Status)));
+    throw KernelError(std::string(What) + ": " +
+                      cublasLtGetStatusString(Status));
 }
 
 bool succeeded(cudaError_t Status, const char *Function, const char *What) {
@@ -43,9 +43,8 @@ bool succeeded(cudnnStatus_t Status, const char *Function, const char *What) {
 bool succeeded(cublasStatus_t Status, const char *Function, const char *What) {
   if (Status == CUBLAS_STATUS_SUCCESS)
     return true;
-  runtime::setLastError(std::string(Function) + ": " + What +
-                        ": cuBLAS status " +
-                        std::to_string(static_cast<int>(Status)));
+  runtime::setLastError(std::string(Function) + ": " + What + ": " +
+                        cublasLtGetStatusString(Status));
   return false;
 }
 
