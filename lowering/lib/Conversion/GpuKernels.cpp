@@ -74,6 +74,31 @@ LogicalResult linalgToParallelNests(func::FuncOp function) {
   return success();
 }
 
+/// Puts each store `function` makes outside any loop nest (a sunk loop
+/// storing its iteration, stacking an output: LoopSinking.cpp), with a
+/// load only it reads, into a one-iteration scf.parallel, so that it runs
+/// on the device too.
+void wrapScalarStores(func::FuncOp function) {
+  SmallVector<memref::StoreOp> stores;
+  function.walk([&](memref::StoreOp store) {
+    if (!store->getParentOfType<scf::ParallelOp>())
+      stores.push_back(store);
+  });
+  for (memref::StoreOp store : stores) {
+    OpBuilder b(store);
+    Location loc = store.getLoc();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto single = scf::ParallelOp::create(b, loc, ValueRange{zero},
+                                          ValueRange{one}, ValueRange{one});
+    Operation *terminator = single.getBody()->getTerminator();
+    auto load = store.getValueToStore().getDefiningOp<memref::LoadOp>();
+    if (load && load->hasOneUse() && load->getBlock() == store->getBlock())
+      load->moveBefore(terminator);
+    store->moveBefore(terminator);
+  }
+}
+
 /// Moves the outermost nest `loop` into the kernel `name` of `kernels` and
 /// launches that instead.
 LogicalResult outlineKernel(scf::ParallelOp loop, gpu::GPUModuleOp kernels,
@@ -170,6 +195,7 @@ struct OutlineGpuKernels
     for (func::FuncOp function : hostFunctions(module)) {
       if (failed(linalgToParallelNests(function)))
         return signalPassFailure();
+      wrapScalarStores(function);
       SmallVector<scf::ParallelOp> nests;
       function.walk([&](scf::ParallelOp loop) {
         if (!loop->getParentOfType<scf::ParallelOp>())

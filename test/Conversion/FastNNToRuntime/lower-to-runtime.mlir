@@ -7,8 +7,10 @@
 // CHECK-LABEL: module
 // CHECK-DAG: llvm.mlir.global internal constant @fnn_desc_0(dense<[4, 1, 1, 4, 4, 0, 0, 4, 4, 1, 3, 3, 0, 0, 4, 1, 4, 4, 4, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]> : tensor<34xi64>)
 // CHECK-DAG: llvm.mlir.global internal constant @fnn_desc_1(dense<[2, 1, 64, 0, 0, 0, 0, 2, 10, 64, 0, 0, 0, 0, 2, 1, 10, 0, 0, 0, 0, 0, 0, 1, 1, 0]> : tensor<26xi64>)
+// CHECK-NOT: @fnn_init_
 // CHECK: func.func @fnn_model_init(
-// CHECK: llvm.call @fnn_copy_to_device
+// CHECK-NOT: llvm.call @fnn_copy_to_device
+// CHECK-COUNT-3: linalg.fill
 // CHECK: llvm.call @fnn_conv2d_create
 // CHECK: llvm.call @fnn_matmul_create
 // CHECK: func.func @fnn_model_run(
@@ -105,17 +107,25 @@ func.func @forward(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %i: tensor<2xi64>) 
 // -----
 
 // Offsets past what a GEP constant index holds (large models' arenas pass
-// 2 GiB) are 64-bit values.
+// 2 GiB) are 64-bit values: the copy of @small's initial value goes behind
+// the big buffers.
 
-// CHECK: llvm.mlir.constant(4800000000 : i64) : i64
+// CHECK: func.func @fnn_model_init(
+// CHECK: %[[OFFSET:.*]] = llvm.mlir.constant(9600000000 : i64) : i64
+// CHECK-NEXT: llvm.getelementptr %{{.*}}[%[[OFFSET]]]
+// CHECK-NEXT: llvm.mlir.constant(8 : i64) : i64
+// CHECK-NEXT: llvm.call @fnn_copy_to_device
 fastnn.parameter @big0 trainable = dense<1.0> : tensor<600000000xf32>
 fastnn.parameter @big1 trainable = dense<2.0> : tensor<600000000xf32>
-func.func @forward(%x: tensor<600000000xf32>) -> tensor<600000000xf32> {
+fastnn.parameter @small trainable = dense<[1.0, 2.0]> : tensor<2xf32>
+func.func @forward(%x: tensor<600000000xf32>) -> (tensor<600000000xf32>, tensor<2xf32>) {
   %a = fastnn.param @big0 : tensor<600000000xf32>
   %b = fastnn.param @big1 : tensor<600000000xf32>
+  %c = fastnn.param @small : tensor<2xf32>
   %s = fastnn.add %a, %b : (tensor<600000000xf32>, tensor<600000000xf32>) -> tensor<600000000xf32>
   %y = fastnn.add %s, %x : (tensor<600000000xf32>, tensor<600000000xf32>) -> tensor<600000000xf32>
-  return %y : tensor<600000000xf32>
+  %z = fastnn.add %c, %c : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  return %y, %z : tensor<600000000xf32>, tensor<2xf32>
 }
 
 // -----

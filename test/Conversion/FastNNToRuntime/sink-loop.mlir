@@ -4,11 +4,11 @@
 // code; each stores its index where the body reads it, fetches its batch
 // into the images and labels buffers (which the next_batch results alias),
 // and stores its result at its index of the stacked output. The kernels are
-// created once, in init; the constant hoisted out of the loop is copied in
+// created once, in init; the constant hoisted out of the loop is filled in
 // there too.
 
 // CHECK-LABEL: func.func @fnn_model_init(
-// CHECK: llvm.call @fnn_copy_to_device
+// CHECK: linalg.fill
 // CHECK: llvm.call @fnn_reduce_create
 // CHECK-LABEL: func.func @fnn_model_run(
 // CHECK: scf.for %[[IV:.*]] = %{{.*}} to %{{.*}} step

@@ -11,7 +11,7 @@
 // internal, so the two objects link into one executable.
 
 // CHECK-DAG: llvm.mlir.global internal constant @fnn_desc_0(
-// CHECK-DAG: llvm.mlir.global internal constant @fnn_init_0(dense<2.000000e+00> : tensor<10xf32>)
+// CHECK-DAG: llvm.mlir.global internal constant @fnn_init_0(dense<[2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 2.000000e+00, 4.000000e+00]> : tensor<10xf32>)
 // CHECK-DAG: llvm.mlir.global internal constant @fnn_trace_name_0(
 // CHECK-DAG: llvm.mlir.global internal @fnn_kernel_table(
 // CHECK-DAG: func.func @fnn_eval_init(
@@ -40,15 +40,16 @@
 // DEFAULT-DAG: func.func @fnn_model_release(
 // DEFAULT-DAG: llvm.mlir.global external constant @fnn_model_state_names("fcfc.m")
 // DEFAULT-INIT-LABEL: func.func @fnn_model_init(
-// DEFAULT-INIT-COUNT-3: llvm.call @fnn_copy_to_device
+// DEFAULT-INIT: linalg.fill
+// DEFAULT-INIT-COUNT-2: llvm.call @fnn_copy_to_device
 // DEFAULT-INIT-NOT: llvm.call @fnn_copy_to_device
 // DEFAULT-INIT: llvm.call @fnn_matmul_create
 fastnn.parameter @fc trainable = dense<0.5> : tensor<10x64xf32>
-fastnn.parameter @fc.m statistic = dense<1.0> : tensor<10xf32>
+fastnn.parameter @fc.m statistic = dense<[1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.5]> : tensor<10xf32>
 func.func @eval_step(%x: tensor<2x64xf32> {fastnn.name = "images"}, %labels: tensor<2xi64> {fastnn.name = "labels"}) -> (tensor<2xf32> {fastnn.name = "loss"}, tensor<2xf32> {fastnn.name = "top1"}) {
   %w = fastnn.param @fc : tensor<10x64xf32>
   %m = fastnn.param @fc.m : tensor<10xf32>
-  %two = fastnn.constant dense<2.0> : tensor<10xf32>
+  %two = fastnn.constant dense<[2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 4.0]> : tensor<10xf32>
   %l = fastnn.matmul %x, %w {transpose_b} : (tensor<2x64xf32>, tensor<10x64xf32>) -> tensor<2x10xf32>
   %s = fastnn.mul %l, %two : (tensor<2x10xf32>, tensor<10xf32>) -> tensor<2x10xf32>
   %t = fastnn.add %s, %m : (tensor<2x10xf32>, tensor<10xf32>) -> tensor<2x10xf32>

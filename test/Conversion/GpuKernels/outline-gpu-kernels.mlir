@@ -104,3 +104,38 @@ func.func @fnn_model_run(%arena: !llvm.ptr) -> f32 {
   %x = memref.load %v[] : memref<f32>
   return %x : f32
 }
+
+// -----
+
+// A sunk loop's bookkeeping: storing its iteration and stacking an output
+// (a load only the store reads) run as one-thread kernels.
+
+// CHECK: func.func @fnn_model_run(%[[ARENA:[^:]*]]: !llvm.ptr)
+// CHECK: scf.for %[[IV:[^ ]*]] =
+// CHECK-NOT: memref.
+// CHECK: gpu.launch_func @fastnn_kernels::@fnn_model_run_kernel0 {{.*}} args(%[[IV]] : index, %[[ARENA]] : !llvm.ptr)
+// CHECK-NOT: memref.
+// CHECK: gpu.launch_func @fastnn_kernels::@fnn_model_run_kernel1 {{.*}} args(%[[ARENA]] : !llvm.ptr, %[[IV]] : index)
+// CHECK: gpu.func @fnn_model_run_kernel0(
+// CHECK: arith.index_cast
+// CHECK: memref.store
+// CHECK: gpu.func @fnn_model_run_kernel1(
+// CHECK: memref.load
+// CHECK-NEXT: memref.store
+func.func @fnn_model_run(%arena: !llvm.ptr) {
+  %a = builtin.unrealized_conversion_cast %arena : !llvm.ptr to memref<4096xi8>
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c64 = arith.constant 64 : index
+  %iteration = memref.view %a[%c0][] : memref<4096xi8> to memref<i64>
+  %loss = memref.view %a[%c64][] : memref<4096xi8> to memref<f32>
+  %stacked = memref.view %a[%c64][] : memref<4096xi8> to memref<3xf32>
+  scf.for %step = %c0 to %c3 step %c1 {
+    %i = arith.index_cast %step : index to i64
+    memref.store %i, %iteration[] : memref<i64>
+    %v = memref.load %loss[] : memref<f32>
+    memref.store %v, %stacked[%step] : memref<3xf32>
+  }
+  return
+}

@@ -313,8 +313,9 @@ def FastNNOutlineGpuKernels : Pass<"fastnn-outline-gpu-kernels",
     on the host. Each linalg op of the host functions becomes loops whose
     outermost is an `scf.parallel` (an op whose first dimension is a
     reduction, or that has none, runs inside a one-iteration one, on one
-    thread), and each outermost nest becomes a `gpu.func` kernel in the
-    module's one `gpu.module @fastnn_kernels`, replaced by a
+    thread; so does a store left outside any nest, as a sunk loop's
+    bookkeeping makes), and each outermost nest becomes a `gpu.func` kernel
+    in the module's one `gpu.module @fastnn_kernels`, replaced by a
     `gpu.launch_func` of it. The kernel runs one thread per point of the
     nest's whole space (linearised, the innermost dimension fastest so that
     neighbouring threads touch neighbouring elements; blocks of 256 threads)

@@ -32,12 +32,15 @@ RunEmitter::RunEmitter(ModuleOp module, const ArenaLayout &layout,
     : module(module), layout(layout), initBuilder(initBuilder),
       runBuilder(runBuilder), device(device), initArena(initArena),
       runArena(runArena), initFailure(initFailure) {
-  // The arena as a memref, so that linalg code can take views of it: the
-  // descriptor is built by hand and cast; the conversion to LLVM cancels the
-  // cast again.
-  MLIRContext *context = module.getContext();
-  Location loc = module.getLoc();
-  OpBuilder &b = runBuilder;
+  arenaMemRef =
+      arenaAsMemRef(runBuilder, module.getLoc(), runArena, layout.totalBytes);
+}
+
+Value arenaAsMemRef(OpBuilder &b, Location loc, Value arena,
+                    int64_t totalBytes) {
+  // The descriptor is built by hand and cast; the conversion to LLVM
+  // cancels the cast again.
+  MLIRContext *context = b.getContext();
   auto i64 = IntegerType::get(context, 64);
   auto ptrType = LLVM::LLVMPointerType::get(context);
   auto array1 = LLVM::LLVMArrayType::get(i64, 1);
@@ -46,23 +49,21 @@ RunEmitter::RunEmitter(ModuleOp module, const ArenaLayout &layout,
   auto constant = [&](int64_t v) {
     return LLVM::ConstantOp::create(b, loc, i64, v);
   };
+  int64_t size = std::max<int64_t>(totalBytes, 1);
   Value descriptor = LLVM::PoisonOp::create(b, loc, descriptorType);
-  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, runArena,
+  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, arena,
                                            ArrayRef<int64_t>{0});
-  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, runArena,
+  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, arena,
                                            ArrayRef<int64_t>{1});
   descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, constant(0),
                                            ArrayRef<int64_t>{2});
-  descriptor = LLVM::InsertValueOp::create(
-      b, loc, descriptor, constant(std::max<int64_t>(layout.totalBytes, 1)),
-      ArrayRef<int64_t>{3, 0});
+  descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, constant(size),
+                                           ArrayRef<int64_t>{3, 0});
   descriptor = LLVM::InsertValueOp::create(b, loc, descriptor, constant(1),
                                            ArrayRef<int64_t>{4, 0});
-  auto arenaType = MemRefType::get({std::max<int64_t>(layout.totalBytes, 1)},
-                                   IntegerType::get(context, 8));
-  arenaMemRef =
-      UnrealizedConversionCastOp::create(b, loc, arenaType, descriptor)
-          .getResult(0);
+  auto arenaType = MemRefType::get({size}, IntegerType::get(context, 8));
+  return UnrealizedConversionCastOp::create(b, loc, arenaType, descriptor)
+      .getResult(0);
 }
 
 Value arenaPointer(OpBuilder &builder, Location loc, Value arena,
@@ -264,6 +265,7 @@ struct LowerToRuntimePass
         LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context),
                                     {ptrType, ptrType, ptrType, i64}));
     int64_t initIndex = 0;
+    Value initArenaMemRef;
     Block &steps = stepBlock(forward);
     SmallVector<Operation *> stepOps;
     if (&steps != &forward.front())
@@ -282,15 +284,36 @@ struct LowerToRuntimePass
         value = constant.getValue();
       else
         continue;
+      auto type = cast<RankedTensorType>(op.getResult(0).getType());
+      // A uniform value (optimizer slots, zero biases) is filled in place
+      // rather than embedded: an RMSProp ResNet-50 would otherwise carry
+      // two more copies of its weights.
+      auto dense = dyn_cast<DenseElementsAttr>(value);
+      if (dense && dense.isSplat() && !type.getElementType().isInteger(1)) {
+        if (!initArenaMemRef)
+          initArenaMemRef = lowering::arenaAsMemRef(initBuilder, loc, initArena,
+                                                    layout.totalBytes);
+        Value shift = arith::ConstantIndexOp::create(
+            initBuilder, op.getLoc(), layout.offsetOf(op.getResult(0)));
+        Value target = memref::ViewOp::create(
+            initBuilder, op.getLoc(),
+            MemRefType::get(type.getShape(), type.getElementType()),
+            initArenaMemRef, shift, ValueRange{});
+        Value element = arith::ConstantOp::create(
+            initBuilder, op.getLoc(),
+            cast<TypedAttr>(dense.getSplatValue<Attribute>()));
+        linalg::FillOp::create(initBuilder, op.getLoc(), ValueRange{element},
+                               ValueRange{target});
+        continue;
+      }
       LLVM::GlobalOp global =
           initialValueGlobal(globals, op.getLoc(), value, initIndex++);
       Value source =
           LLVM::AddressOfOp::create(initBuilder, op.getLoc(), global);
       Value target = arenaPointer(initBuilder, op.getLoc(), initArena,
                                   layout.offsetOf(op.getResult(0)));
-      Value bytes = LLVM::ConstantOp::create(
-          initBuilder, op.getLoc(), i64,
-          tensorBytes(cast<RankedTensorType>(op.getResult(0).getType())));
+      Value bytes = LLVM::ConstantOp::create(initBuilder, op.getLoc(), i64,
+                                             tensorBytes(type));
       LLVM::CallOp::create(initBuilder, op.getLoc(), copy,
                            ValueRange{device, target, source, bytes});
     }

@@ -108,6 +108,11 @@ int64_t layoutWord(mlir::fastnn::Layout layout);
 /// run; a step computes nothing for them.
 bool isWrittenAtInit(mlir::Operation *op);
 
+/// The arena at `arena` (an !llvm.ptr of `totalBytes` bytes) as a memref of
+/// i8, so that linalg code can take views of it.
+mlir::Value arenaAsMemRef(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value arena, int64_t totalBytes);
+
 /// `arena + offset` as an i8 GEP.
 mlir::Value arenaPointer(mlir::OpBuilder &builder, mlir::Location loc,
                          mlir::Value arena, int64_t offset);
