@@ -41,21 +41,4 @@ const TensorRecord *findTensorRecord(const std::vector<TensorRecord> &records,
   return nullptr;
 }
 
-int64_t dtypeBytes(int64_t dtype) {
-  switch (dtype) {
-  case FNN_F64:
-  case FNN_I64:
-    return 8;
-  case FNN_F32:
-  case FNN_I32:
-    return 4;
-  case FNN_F16:
-  case FNN_BF16:
-  case FNN_I16:
-    return 2;
-  default:
-    return 1;
-  }
-}
-
 } // namespace fastnn::runtime

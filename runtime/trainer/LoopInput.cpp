@@ -3,6 +3,7 @@
 #include "LoopInput.h"
 #include "TrainingRun.h"
 
+#include "fastnn/runtime/BackendHooks.h"
 #include "fastnn/runtime/abi.h"
 
 namespace fastnn::trainer {
@@ -10,9 +11,15 @@ namespace fastnn::trainer {
 LoopInput::LoopInput(DataSource &Source, InputStaging &Input)
     : Source(Source), Input(Input) {
   fnn_input_set_source(&LoopInput::next, this);
+  // A device the host cannot address stages the batch (BackendHooks.h):
+  // fnn_input_next's pointers carry no size.
+  runtime::setInputBytes(Input.imagesBytes(), Input.labelsBytes());
 }
 
-LoopInput::~LoopInput() { fnn_input_set_source(nullptr, nullptr); }
+LoopInput::~LoopInput() {
+  fnn_input_set_source(nullptr, nullptr);
+  runtime::setInputBytes(0, 0);
+}
 
 double LoopInput::takeWaitSeconds() {
   double Seconds = WaitSeconds;

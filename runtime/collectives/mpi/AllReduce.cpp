@@ -5,12 +5,19 @@
 // until that thread is done with it. In a job of one process both return
 // at once: the sum and the mean over one process are the input. Float16
 // and bfloat16 buckets are reduced in their own type (Communicator.h).
+// Device memory MPI cannot reach (CUDA's) is staged through a host buffer
+// the kernel makes at create: start copies the bucket out, wait copies the
+// result back. Those copies wait for the device, so a CUDA job of several
+// processes synchronises at each bucket until NCCL reduces on the device.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Communicator.h"
 
+#include "fastnn/runtime/DTypes.h"
 #include "fastnn/runtime/KernelBase.h"
+
+#include <vector>
 
 using fastnn::collectives::AllReduceJob;
 using fastnn::collectives::Communicator;
@@ -22,10 +29,15 @@ namespace {
 /// fnn_kernel_destroy frees it like any other.
 struct AllReduceKernel final : fnn_kernel {
   AllReduceJob Job;
+  /// Where the bucket is reduced when MPI cannot reach the device's memory
+  /// (empty otherwise), and the device bucket it stands for.
+  std::vector<unsigned char> Staging;
+  fnn_device *StagingDevice = nullptr;
+  void *DeviceBuffer = nullptr;
 };
 
-AllReduceJob &jobOf(fnn_kernel *Kernel) {
-  return static_cast<AllReduceKernel *>(Kernel)->Job;
+AllReduceKernel &kernelOf(fnn_kernel *Kernel) {
+  return *static_cast<AllReduceKernel *>(Kernel);
 }
 
 } // namespace
@@ -35,11 +47,6 @@ extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_allreduce_create", Device, Desc,
       [Device](const fnn_allreduce_desc &D) {
-        // MPI reads and writes the bucket in place: device memory that only
-        // fnn_copy_* reach needs another collective backend (NCCL on CUDA).
-        if (!fnn_device_host_addressable(Device))
-          throw KernelError("the MPI backend reduces host-addressable "
-                            "device memory only");
         if (D.count < 0)
           throw KernelError("negative count");
         if (D.op != FNN_ALLREDUCE_SUM && D.op != FNN_ALLREDUCE_MEAN)
@@ -54,6 +61,11 @@ extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
         Kernel->Job.Count = D.count;
         Kernel->Job.Dtype = D.dtype;
         Kernel->Job.Mean = D.op == FNN_ALLREDUCE_MEAN;
+        if (Comm.size() > 1 && !fnn_device_host_addressable(Device)) {
+          Kernel->Staging.resize(static_cast<size_t>(D.count) *
+                                 fastnn::runtime::dtypeBytes(D.dtype));
+          Kernel->StagingDevice = Device;
+        }
         Comm.reserve(D.count, D.dtype);
         return Kernel;
       },
@@ -67,14 +79,24 @@ extern "C" void fnn_allreduce_start(fnn_kernel *Kernel, void *Buffer) {
   Communicator &Comm = Communicator::get();
   if (Comm.size() == 1)
     return;
-  AllReduceJob &Job = jobOf(Kernel);
-  Job.Buffer = Buffer;
-  Comm.start(Job);
+  AllReduceKernel &AllReduce = kernelOf(Kernel);
+  AllReduce.Job.Buffer = Buffer;
+  if (AllReduce.StagingDevice) {
+    AllReduce.DeviceBuffer = Buffer;
+    fnn_copy_to_host(AllReduce.StagingDevice, AllReduce.Staging.data(), Buffer,
+                     AllReduce.Staging.size());
+    AllReduce.Job.Buffer = AllReduce.Staging.data();
+  }
+  Comm.start(AllReduce.Job);
 }
 
 extern "C" void fnn_allreduce_wait(fnn_kernel *Kernel) {
   Communicator &Comm = Communicator::get();
   if (Comm.size() == 1)
     return;
-  Comm.wait(jobOf(Kernel));
+  AllReduceKernel &AllReduce = kernelOf(Kernel);
+  Comm.wait(AllReduce.Job);
+  if (AllReduce.StagingDevice)
+    fnn_copy_to_device(AllReduce.StagingDevice, AllReduce.DeviceBuffer,
+                       AllReduce.Staging.data(), AllReduce.Staging.size());
 }

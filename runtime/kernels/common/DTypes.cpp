@@ -7,6 +7,23 @@
 #include <cmath>
 #include <cstring>
 
+int64_t fastnn::runtime::dtypeBytes(int64_t Dtype) {
+  switch (Dtype) {
+  case FNN_F64:
+  case FNN_I64:
+    return 8;
+  case FNN_F32:
+  case FNN_I32:
+    return 4;
+  case FNN_F16:
+  case FNN_BF16:
+  case FNN_I16:
+    return 2;
+  default:
+    return 1;
+  }
+}
+
 const char *fastnn::runtime::layoutName(int64_t Layout) {
   return Layout == FNN_NHWC ? "NHWC" : Layout == FNN_NCHW ? "NCHW" : "?";
 }

@@ -8,6 +8,8 @@
 #ifndef FASTNN_RUNTIME_MODELTABLES_H
 #define FASTNN_RUNTIME_MODELTABLES_H
 
+#include "fastnn/runtime/DTypes.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,9 +36,6 @@ std::vector<TensorRecord> readTensorRecords(const int64_t *table,
 /// The record of `kind` named `name`, or null.
 const TensorRecord *findTensorRecord(const std::vector<TensorRecord> &records,
                                      int64_t kind, const std::string &name);
-
-/// Bytes of one element of an fnn_dtype.
-int64_t dtypeBytes(int64_t dtype);
 
 } // namespace fastnn::runtime
 

@@ -31,6 +31,9 @@ public:
   int64_t *labels() { return labels(LabelsRegion.data()); }
   /// Completes a batch of Size samples in the arena (see store below).
   void store(int64_t Size);
+  /// The byte sizes of the model's "images" and "labels" inputs.
+  size_t imagesBytes() const { return ImagesRegion.size(); }
+  size_t labelsBytes() const { return LabelsRegion.size(); }
 
   /// Where the data source writes the next batch bound for ImagesOut and
   /// LabelsOut, host memory of the inputs' types (fnn_input_next's

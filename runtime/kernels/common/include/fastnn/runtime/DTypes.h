@@ -14,6 +14,10 @@
 
 namespace fastnn::runtime {
 
+/// Bytes of one element of an fnn_dtype (1 for a value abi.h does not
+/// define).
+int64_t dtypeBytes(int64_t Dtype);
+
 /// "NCHW", "NHWC", or "?" for a value abi.h does not define.
 const char *layoutName(int64_t Layout);
 
