@@ -30,14 +30,6 @@ bool launched() {
   return false;
 }
 
-std::string mpiErrorText(int Code) {
-  char Text[MPI_MAX_ERROR_STRING];
-  int Length = 0;
-  if (MPI_Error_string(Code, Text, &Length) != MPI_SUCCESS)
-    return "MPI error " + std::to_string(Code);
-  return std::string(Text, static_cast<size_t>(Length));
-}
-
 /// MPI counts are int: larger buffers go in pieces.
 constexpr int64_t MaxCount = INT_MAX;
 
@@ -78,13 +70,16 @@ bool Communicator::init(int *Argc, char ***Argv, std::string &Error) {
   }
   if (!launched())
     return true;
+  Mpi = MpiLibrary::load(Error);
+  if (!Mpi)
+    return false;
   int Provided = MPI_THREAD_SINGLE;
-  int Code = MPI_Init_thread(Argc, Argv, MPI_THREAD_MULTIPLE, &Provided);
+  int Code = Mpi->InitThread(Argc, Argv, MPI_THREAD_MULTIPLE, &Provided);
   if (Code != MPI_SUCCESS) {
-    Error = "MPI_Init_thread: " + mpiErrorText(Code);
+    Error = "MPI_Init_thread: " + Mpi->errorText(Code);
     return false;
   }
-  Mpi = true;
+  InMpi = true;
   // Collectives run on the communication thread, other calls on the
   // caller's, never at the same time.
   if (Provided < MPI_THREAD_SERIALIZED) {
@@ -95,24 +90,25 @@ bool Communicator::init(int *Argc, char ***Argv, std::string &Error) {
   }
   // A failed collective returns, so that the message names this rank and
   // the likely cause before the job ends.
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(MPI_COMM_WORLD, &Rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &Size);
+  Mpi->CommSetErrhandler(Mpi->CommWorld, Mpi->ErrorsReturn);
+  Mpi->CommRank(Mpi->CommWorld, &Rank);
+  Mpi->CommSize(Mpi->CommWorld, &Size);
   MPI_Comm Local;
-  if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, Rank,
-                          MPI_INFO_NULL, &Local) == MPI_SUCCESS) {
-    MPI_Comm_rank(Local, &LocalRank);
-    MPI_Comm_free(&Local);
+  if (Mpi->CommSplitType(Mpi->CommWorld, MPI_COMM_TYPE_SHARED, Rank,
+                         Mpi->InfoNull, &Local) == MPI_SUCCESS) {
+    Mpi->CommRank(Local, &LocalRank);
+    Mpi->CommFree(&Local);
   }
   if (Size > 1) {
-    if (int Code = MPI_Comm_dup(MPI_COMM_WORLD, &Watch); Code != MPI_SUCCESS) {
-      Error = "MPI_Comm_dup: " + mpiErrorText(Code);
+    if (int Code = Mpi->CommDup(Mpi->CommWorld, &Watch); Code != MPI_SUCCESS) {
+      Error = "MPI_Comm_dup: " + Mpi->errorText(Code);
       return false;
     }
     Answers.assign(static_cast<size_t>(Size), 0);
-    AnswerRequests.assign(static_cast<size_t>(Size), MPI_REQUEST_NULL);
-    MPI_Irecv(&QuestionBuffer, 1, MPI_INT64_T, MPI_ANY_SOURCE, QuestionTag,
-              Watch, &Question);
+    AnswerRequests.assign(static_cast<size_t>(Size), Mpi->RequestNull);
+    Question = Mpi->RequestNull;
+    Mpi->Irecv(&QuestionBuffer, 1, Mpi->Int64, MPI_ANY_SOURCE, QuestionTag,
+               Watch, &Question);
   }
   return true;
 }
@@ -127,13 +123,13 @@ bool Communicator::broadcast(void *Buffer, size_t Bytes, int Root,
         std::min<size_t>(Bytes - Done, static_cast<size_t>(MaxCount)));
     MPI_Request Request;
     starting();
-    int Code = MPI_Ibcast(Data + Done, Piece, MPI_BYTE, Root, MPI_COMM_WORLD,
-                          &Request);
+    int Code = Mpi->Ibcast(Data + Done, Piece, Mpi->Byte, Root, Mpi->CommWorld,
+                           &Request);
     if (Code == MPI_SUCCESS)
       Code = complete(Request, "broadcast");
     if (Code != MPI_SUCCESS) {
       Error = "broadcast of " + std::to_string(Bytes) + " bytes from rank " +
-              std::to_string(Root) + ": " + mpiErrorText(Code);
+              std::to_string(Root) + ": " + Mpi->errorText(Code);
       return false;
     }
     Done += static_cast<size_t>(Piece);
@@ -146,20 +142,20 @@ bool Communicator::allreduceSum(void *Buffer, int64_t Count, bool Double,
   if (Size == 1)
     return true;
   const size_t ElementBytes = Double ? sizeof(double) : sizeof(int64_t);
-  MPI_Datatype Type = Double ? MPI_DOUBLE : MPI_INT64_T;
+  MPI_Datatype Type = Double ? Mpi->Double : Mpi->Int64;
   char *Data = static_cast<char *>(Buffer);
   for (int64_t Done = 0; Done < Count;) {
     int Piece = static_cast<int>(std::min(Count - Done, MaxCount));
     MPI_Request Request;
     starting();
-    int Code = MPI_Iallreduce(MPI_IN_PLACE,
-                              Data + static_cast<size_t>(Done) * ElementBytes,
-                              Piece, Type, MPI_SUM, MPI_COMM_WORLD, &Request);
+    int Code = Mpi->Iallreduce(MPI_IN_PLACE,
+                               Data + static_cast<size_t>(Done) * ElementBytes,
+                               Piece, Type, Mpi->Sum, Mpi->CommWorld, &Request);
     if (Code == MPI_SUCCESS)
       Code = complete(Request, "allreduce");
     if (Code != MPI_SUCCESS) {
       Error = "allreduce of " + std::to_string(Count) +
-              " elements: " + mpiErrorText(Code);
+              " elements: " + Mpi->errorText(Code);
       return false;
     }
     Done += Piece;
@@ -170,8 +166,8 @@ bool Communicator::allreduceSum(void *Buffer, int64_t Count, bool Double,
 void Communicator::abort(int Code) {
   std::fflush(stdout);
   std::fflush(stderr);
-  if (Mpi)
-    MPI_Abort(MPI_COMM_WORLD, Code);
+  if (InMpi)
+    Mpi->Abort(Mpi->CommWorld, Code);
   std::exit(Code);
 }
 
@@ -184,28 +180,28 @@ void Communicator::finalize() {
     Started.notify_all();
     Thread.join();
   }
-  if (Mpi) {
+  if (InMpi) {
     if (Size > 1) {
       // MPI_Finalize waits for every process without a deadline: the
       // barrier gives a worker that never gets here one.
       MPI_Request Request;
       starting();
-      int Code = MPI_Ibarrier(MPI_COMM_WORLD, &Request);
+      int Code = Mpi->Ibarrier(Mpi->CommWorld, &Request);
       if (Code == MPI_SUCCESS)
         Code = complete(Request, "barrier");
       if (Code != MPI_SUCCESS)
         failed("the barrier before leaving the job", Code);
-      if (Question != MPI_REQUEST_NULL) {
-        MPI_Cancel(&Question);
-        MPI_Wait(&Question, MPI_STATUS_IGNORE);
+      if (Question != Mpi->RequestNull) {
+        Mpi->Cancel(&Question);
+        Mpi->Wait(&Question, MPI_STATUS_IGNORE);
       }
       for (MPI_Request &Answer : AnswerRequests)
-        if (Answer != MPI_REQUEST_NULL)
-          MPI_Request_free(&Answer);
-      MPI_Comm_free(&Watch);
+        if (Answer != Mpi->RequestNull)
+          Mpi->RequestFree(&Answer);
+      Mpi->CommFree(&Watch);
     }
-    MPI_Finalize();
-    Mpi = false;
+    Mpi->Finalize();
+    InMpi = false;
   }
 }
 
@@ -282,7 +278,7 @@ int Communicator::complete(MPI_Request &Request, const char *What) {
   Clock::time_point Start = Clock::now(), LastPoll = Start;
   for (int Polls = 0;; ++Polls) {
     int Done = 0;
-    if (int Code = MPI_Test(&Request, &Done, MPI_STATUS_IGNORE);
+    if (int Code = Mpi->Test(&Request, &Done, MPI_STATUS_IGNORE);
         Code != MPI_SUCCESS)
       return Code;
     if (Done)
@@ -305,22 +301,22 @@ int Communicator::complete(MPI_Request &Request, const char *What) {
 
 void Communicator::answerQuestions() {
   // No question is posted in a job of one, nor after a failed MPI_Irecv.
-  if (Question == MPI_REQUEST_NULL)
+  if (Question == Mpi->RequestNull)
     return;
   for (;;) {
     int Asked = 0;
     MPI_Status Status;
-    if (MPI_Test(&Question, &Asked, &Status) != MPI_SUCCESS || !Asked)
+    if (Mpi->Test(&Question, &Asked, &Status) != MPI_SUCCESS || !Asked)
       return;
     const int From = Status.MPI_SOURCE;
-    if (AnswerRequests[From] == MPI_REQUEST_NULL) {
+    if (AnswerRequests[From] == Mpi->RequestNull) {
       Answers[From] = CollectivesStarted.load(std::memory_order_relaxed);
-      MPI_Isend(&Answers[From], 1, MPI_INT64_T, From, AnswerTag, Watch,
-                &AnswerRequests[From]);
+      Mpi->Isend(&Answers[From], 1, Mpi->Int64, From, AnswerTag, Watch,
+                 &AnswerRequests[From]);
     }
-    if (MPI_Irecv(&QuestionBuffer, 1, MPI_INT64_T, MPI_ANY_SOURCE, QuestionTag,
-                  Watch, &Question) != MPI_SUCCESS) {
-      Question = MPI_REQUEST_NULL;
+    if (Mpi->Irecv(&QuestionBuffer, 1, Mpi->Int64, MPI_ANY_SOURCE, QuestionTag,
+                   Watch, &Question) != MPI_SUCCESS) {
+      Question = Mpi->RequestNull;
       return;
     }
   }
@@ -329,15 +325,15 @@ void Communicator::answerQuestions() {
 void Communicator::missedDeadline(const char *What, int64_t Collective) {
   // Once per process: the job ends below. Allocating here is fine.
   std::vector<int64_t> Reached(static_cast<size_t>(Size), -1);
-  std::vector<MPI_Request> Asks(static_cast<size_t>(Size), MPI_REQUEST_NULL),
-      Replies(static_cast<size_t>(Size), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> Asks(static_cast<size_t>(Size), Mpi->RequestNull),
+      Replies(static_cast<size_t>(Size), Mpi->RequestNull);
   int64_t Asking = Collective;
   for (int Peer = 0; Peer < Size; ++Peer) {
     if (Peer == Rank)
       continue;
-    MPI_Isend(&Asking, 1, MPI_INT64_T, Peer, QuestionTag, Watch, &Asks[Peer]);
-    MPI_Irecv(&Reached[Peer], 1, MPI_INT64_T, Peer, AnswerTag, Watch,
-              &Replies[Peer]);
+    Mpi->Isend(&Asking, 1, Mpi->Int64, Peer, QuestionTag, Watch, &Asks[Peer]);
+    Mpi->Irecv(&Reached[Peer], 1, Mpi->Int64, Peer, AnswerTag, Watch,
+               &Replies[Peer]);
   }
   const timespec Interval = {0, 1'000'000};
   for (Clock::time_point Until = Clock::now() + AnswerGrace;
@@ -345,8 +341,8 @@ void Communicator::missedDeadline(const char *What, int64_t Collective) {
     bool All = true;
     for (MPI_Request &Reply : Replies) {
       int Done = 1;
-      if (Reply != MPI_REQUEST_NULL &&
-          MPI_Test(&Reply, &Done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      if (Reply != Mpi->RequestNull &&
+          Mpi->Test(&Reply, &Done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
         Done = 0;
       All = All && Done;
     }
@@ -362,7 +358,7 @@ void Communicator::missedDeadline(const char *What, int64_t Collective) {
   for (int Peer = 0; Peer < Size; ++Peer) {
     if (Peer == Rank)
       continue;
-    if (Replies[Peer] == MPI_REQUEST_NULL && Reached[Peer] >= Collective) {
+    if (Replies[Peer] == Mpi->RequestNull && Reached[Peer] >= Collective) {
       FirstArrived = std::min(FirstArrived, Peer);
       continue;
     }
@@ -400,15 +396,15 @@ void Communicator::reduce(AllReduceJob &Job) {
   }
   const bool Double = Job.Dtype == FNN_F64;
   const size_t ElementBytes = Double ? sizeof(double) : sizeof(float);
-  MPI_Datatype Type = Double ? MPI_DOUBLE : MPI_FLOAT;
+  MPI_Datatype Type = Double ? Mpi->Double : Mpi->Float;
   char *Data = static_cast<char *>(Job.Buffer);
   for (int64_t Done = 0; Done < Job.Count;) {
     int Piece = static_cast<int>(std::min(Job.Count - Done, MaxCount));
     MPI_Request Request;
     starting();
-    int Code = MPI_Iallreduce(MPI_IN_PLACE,
-                              Data + static_cast<size_t>(Done) * ElementBytes,
-                              Piece, Type, MPI_SUM, MPI_COMM_WORLD, &Request);
+    int Code = Mpi->Iallreduce(MPI_IN_PLACE,
+                               Data + static_cast<size_t>(Done) * ElementBytes,
+                               Piece, Type, Mpi->Sum, Mpi->CommWorld, &Request);
     if (Code == MPI_SUCCESS)
       Code = complete(Request, "allreduce");
     if (Code != MPI_SUCCESS)
@@ -466,9 +462,9 @@ void Communicator::reduceHalves(uint16_t *Data, int Count, int64_t Dtype,
   MPI_Request Request;
   starting();
   int Code =
-      MPI_Ialltoallv(Data, ChunkCounts.data(), ChunkOffsets.data(),
-                     MPI_UINT16_T, Chunks.data(), OwnCounts.data(),
-                     OwnOffsets.data(), MPI_UINT16_T, MPI_COMM_WORLD, &Request);
+      Mpi->Ialltoallv(Data, ChunkCounts.data(), ChunkOffsets.data(),
+                      Mpi->Uint16, Chunks.data(), OwnCounts.data(),
+                      OwnOffsets.data(), Mpi->Uint16, Mpi->CommWorld, &Request);
   if (Code == MPI_SUCCESS)
     Code = complete(Request, "allreduce");
   check(Code);
@@ -483,9 +479,9 @@ void Communicator::reduceHalves(uint16_t *Data, int Count, int64_t Dtype,
     Reduced[I] = FromFloat(Mean ? Sum * Scale : Sum);
   }
   starting();
-  Code = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, Data,
-                         ChunkCounts.data(), ChunkOffsets.data(), MPI_UINT16_T,
-                         MPI_COMM_WORLD, &Request);
+  Code = Mpi->Iallgatherv(MPI_IN_PLACE, 0, Mpi->DatatypeNull, Data,
+                          ChunkCounts.data(), ChunkOffsets.data(), Mpi->Uint16,
+                          Mpi->CommWorld, &Request);
   if (Code == MPI_SUCCESS)
     Code = complete(Request, "allreduce");
   check(Code);
@@ -496,7 +492,7 @@ void Communicator::failed(const std::string &What, int MpiError) {
                Rank, Size, What.c_str(),
                MpiError == MPI_SUCCESS
                    ? ""
-                   : (" failed: " + mpiErrorText(MpiError) +
+                   : (" failed: " + Mpi->errorText(MpiError) +
                       "; another worker has probably died or been killed "
                       "(the launcher's message names it)")
                          .c_str());

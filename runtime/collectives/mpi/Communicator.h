@@ -32,13 +32,14 @@
 #ifndef FASTNN_RUNTIME_COLLECTIVES_MPI_COMMUNICATOR_H
 #define FASTNN_RUNTIME_COLLECTIVES_MPI_COMMUNICATOR_H
 
-#include <mpi.h>
+#include "MpiLibrary.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -111,7 +112,11 @@ private:
   /// Prints one line naming this rank and ends the job.
   [[noreturn]] void failed(const std::string &What, int MpiError);
 
-  bool Joined = false, Mpi = false;
+  bool Joined = false;
+  /// The loaded MPI (null in a process started alone), and whether MPI is
+  /// initialised and not yet finalised.
+  std::unique_ptr<const MpiLibrary> Mpi;
+  bool InMpi = false;
   int Rank = 0, Size = 1, LocalRank = 0;
   std::string Program = "fastnn";
 
@@ -123,9 +128,10 @@ private:
   /// worker starts the same ones in the same order.
   std::atomic<int64_t> CollectivesStarted{0};
   /// Questions and answers about how far a worker is go on a duplicate of
-  /// MPI_COMM_WORLD, apart from everything else.
-  MPI_Comm Watch = MPI_COMM_NULL;
-  MPI_Request Question = MPI_REQUEST_NULL;
+  /// MPI_COMM_WORLD, apart from everything else (both set in a job of
+  /// several only).
+  MPI_Comm Watch{};
+  MPI_Request Question{};
   int64_t QuestionBuffer = 0;
   /// One answer to each worker (each asks once: then the job ends).
   std::vector<int64_t> Answers;
