@@ -97,10 +97,11 @@ def compile_fastnn(fastnnc, onnx_file, binary, batch_size, classes,
     return time.perf_counter() - start
 
 
-def measure_model(args, tmp, fastnnc, name, batch_size, steps):
-    """Compiles and measures one model's variants in alternating rounds.
-    Returns the compile seconds per precision and, per (side, precision),
-    the list of (images/s, peak RSS MiB) of each round."""
+def prepare_model(args, tmp, fastnnc, name, batch_size, steps):
+    """Exports and compiles one model's variants (train.bin and the ORT
+    Training artifacts). Returns the compile seconds per precision, a
+    measuring function per (side, precision) and the peers that failed
+    already."""
     onnx_file = os.path.join(tmp, name + ".onnx")
     log("== %s: export, compile" % name)
     run([sys.executable, os.path.join(ROOT, "tools", "zoo", "export.py"),
@@ -144,6 +145,13 @@ def measure_model(args, tmp, fastnnc, name, batch_size, steps):
                 threads)
         except RuntimeError as error:
             failures[("ort-training", "fp32")] = str(error)
+    return compile_s, variants, failures
+
+
+def measure_model(args, variants, failures):
+    """Measures one model's variants in alternating rounds; returns, per
+    (side, precision), the list of (images/s, peak RSS MiB) of each round,
+    and adds the peers that failed to `failures`."""
     results = {key: [] for key in variants}
     for r in range(args.rounds):
         for key, measure in variants.items():
@@ -159,7 +167,7 @@ def measure_model(args, tmp, fastnnc, name, batch_size, steps):
         log("  round %d: %s" % (r + 1, ", ".join(
             "%s %s %.1f img/s (%.0f MiB)" % (key + results[key][-1])
             for key in variants if key not in failures)))
-    return compile_s, results, failures
+    return results
 
 
 def best(results, key):
@@ -203,10 +211,17 @@ def main():
     ort_import = import_rss("ort-training", "onnxruntime.training")
     measured = []
     with tempfile.TemporaryDirectory(prefix="fastnn-train-bench-") as tmp:
-        for name, batch_size, steps in CASES:
-            if name in wanted:
-                measured.append((name, batch_size, steps) + measure_model(
-                    args, tmp, fastnnc, name, batch_size, steps))
+        # Every binary first: fastnnc links the build directory's runtime
+        # libraries, which other engineers' builds replace while we measure.
+        prepared = [(name, batch_size, steps) + prepare_model(
+            args, tmp, fastnnc, name, batch_size, steps)
+            for name, batch_size, steps in CASES if name in wanted]
+        for name, batch_size, steps, compile_s, variants, failures in \
+                prepared:
+            log("== %s: measure" % name)
+            measured.append((name, batch_size, steps, compile_s,
+                             measure_model(args, variants, failures),
+                             failures))
     load_after = load_average()
 
     lines = [
