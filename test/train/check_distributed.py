@@ -42,6 +42,13 @@ slice of each batch). The other commands check one behaviour each:
                whose first steps overflow: the chief logs the skipped steps
                with a halving scale, and every worker ends with the chief's
                parameters and loss scale (train.bin compares them)
+  mpi-at-run-time
+               train.bin links no MPI library (readelf -d); with OpenMPI's
+               libraries hidden (empty files bind-mounted over them in a
+               mount namespace of its own, as on a machine without OpenMPI)
+               it trains alone, and under a launcher's environment it exits
+               non-zero with one line naming libmpi; mpirun -np 2 loads MPI
+               and both workers end alike
 """
 import argparse
 import gzip
@@ -449,6 +456,56 @@ def record_shards(args):
           f"{sum(SKEWED_RECORDS) // 2}")
 
 
+# What runtime/collectives loads under a launcher, and the libraries it
+# brings along: none of them may be a NEEDED entry of train.bin.
+MPI_LIBRARY = "libmpi.so.40"
+OPENMPI_LIBRARIES = re.compile(r"^lib(mpi|open-rte|open-pal)\.so")
+
+
+def without_openmpi(cmd):
+    """cmd in a mount namespace where OpenMPI's shared libraries, as the
+    dynamic linker's cache lists them, are empty files."""
+    cache = run(["ldconfig", "-p"]).stdout
+    paths = sorted({line.split(" => ")[1].strip() for line in cache.splitlines()
+                    if " => " in line and OPENMPI_LIBRARIES.match(line.strip())})
+    if not any(Path(path).name == MPI_LIBRARY for path in paths):
+        fail(f"ldconfig -p lists no {MPI_LIBRARY}: install Debian's libopenmpi3")
+    hide = " && ".join(f"mount --bind /dev/null {path}" for path in paths)
+    return ["unshare", "--mount", "sh", "-c", f'{hide} && exec "$@"', "sh", *map(str, cmd)]
+
+
+def mpi_at_run_time(args):
+    work = Path(args.work)
+    binary = work / "train_b.bin"
+    readelf = shutil.which("readelf") or shutil.which("llvm-readelf")
+    if readelf is None:
+        fail("neither readelf nor llvm-readelf is installed (Debian's binutils)")
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^]]+)\]",
+                        run([readelf, "-d", binary]).stdout)
+    linked = [name for name in needed if OPENMPI_LIBRARIES.match(name)]
+    if not needed or linked:
+        fail(f"{binary} needs {needed}: expected libraries without OpenMPI's, found {linked}")
+    cmd = [binary, "--hparams", work / "hp.txt", "--stop_at_step=3"]
+    alone = run(without_openmpi([*cmd, f"--train_dir={fresh(work / 'no-mpi-alone')}"]),
+                env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if sorted(losses(alone.stdout)) != [1, 2, 3]:
+        fail(f"alone without OpenMPI: expected the losses of steps 1-3:\n{alone.stdout}")
+    launched = run(without_openmpi([*cmd, f"--train_dir={fresh(work / 'no-mpi-launched')}"]),
+                   check=False, env=dict(os.environ, OMP_NUM_THREADS="1",
+                                         OMPI_COMM_WORLD_SIZE="2", OMPI_COMM_WORLD_RANK="0"))
+    message = launched.stderr.strip().splitlines()
+    if launched.returncode == 0 or len(message) != 1 or MPI_LIBRARY not in message[0] \
+            or "install" not in message[0]:
+        fail(f"under a launcher without OpenMPI: exit {launched.returncode}, expected non-zero "
+             f"and one line naming {MPI_LIBRARY} and what to install:\n{launched.stderr}")
+    workers = train(args, "train_b.bin", fresh(work / "mpi-loaded"), workers=2,
+                    extra=["--stop_at_step=3"])
+    if not AGREEMENT.search("\n".join(lines(workers.stdout))):
+        fail(f"mpirun -np 2: expected both workers to end alike:\n{workers.stdout}")
+    print(f"train.bin needs {', '.join(needed)}; alone without OpenMPI it trains; "
+          f"under a launcher without it: {message[0]}; mpirun -np 2 loads MPI")
+
+
 def compare_bitwise(uninterrupted, resumed):
     """Fails unless the two checkpoints hold equal tensors; their count."""
     _, a = read_checkpoint(uninterrupted)
@@ -732,7 +789,8 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["setup", "equivalence", "resume", "timeline", "kill",
                                             "sigterm", "eval", "stuck-worker",
-                                            "half-precision", "record-shards"])
+                                            "half-precision", "record-shards",
+                                            "mpi-at-run-time"])
     parser.add_argument("--work", required=True)
     parser.add_argument("--fastnnc")
     parser.add_argument("--fastnn-data")
@@ -749,7 +807,7 @@ def main():
     {"setup": setup, "equivalence": equivalence, "resume": resume, "timeline": timeline,
      "kill": kill, "sigterm": sigterm, "eval": evaluation,
      "stuck-worker": stuck_worker, "half-precision": half_precision,
-     "record-shards": record_shards}[args.command](args)
+     "record-shards": record_shards, "mpi-at-run-time": mpi_at_run_time}[args.command](args)
 
 
 if __name__ == "__main__":
