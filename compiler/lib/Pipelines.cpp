@@ -57,6 +57,8 @@ void buildRuntimeLoweringPipeline(OpPassManager &pm,
                                                         : "forward";
   lowering.symbolPrefix = symbolPrefix(options);
   lowering.initializeState = options.mode != StepKind::Eval;
+  lowering.externalWeights =
+      options.externalWeights && lowering.initializeState;
   pm.addPass(createFastNNLowerToRuntime(lowering));
 }
 

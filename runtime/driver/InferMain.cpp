@@ -1,13 +1,15 @@
 //===- InferMain.cpp - main() of infer.bin --------------------------------===//
 //
 // infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N]
-//           [--seed S]
+//           [--seed S] [--weights FILE]
 //
 // Runs a model compiled with `fastnnc --mode=infer`: reads each input from a
 // .npy file (inputs not given are filled with seeded uniform noise, which is
 // what benchmarks want), runs the model, writes every output as
 // DIR/<name>.npy and prints the time per run. bfloat16 tensors travel as
-// uint16 arrays of their bits, since numpy has no bfloat16.
+// uint16 arrays of their bits, since numpy has no bfloat16. A model compiled
+// with --weights=external loads its weights from infer.bin.weights beside it
+// (or --weights FILE).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,7 @@
 #include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/model.h"
 #include "fastnn/runtime/npy.h"
+#include "fastnn/trainer/InitialWeights.h"
 
 #include <cctype>
 #include <chrono>
@@ -93,9 +96,14 @@ std::string fileNameFor(const std::string &name) {
 
 void printUsage(const std::vector<TensorRecord> &records) {
   std::printf("usage: infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] "
-              "[--repeat N] [--seed S]\n\n"
+              "[--repeat N] [--seed S]\n                 [--weights FILE]\n\n"
               "Inputs not given are filled with uniform noise in [-1, 1) "
-              "from the seed.\n");
+              "from the seed.\n%s",
+              fnn_model_external_weights
+                  ? "The weights come from FILE, by default this "
+                    "executable's path plus .weights (fastnnc "
+                    "--weights=external wrote them there).\n"
+                  : "");
   for (const TensorRecord &record : records)
     std::printf("  %s %s: shape %s\n",
                 record.kind == FNN_IO_INPUT ? "input " : "output",
@@ -119,6 +127,7 @@ int main(int argc, char **argv) {
   std::map<std::string, std::string> inputFiles;
   std::string outputDir = ".";
   int64_t repeat = 1, seed = 0;
+  std::string weightsFile;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -145,6 +154,8 @@ int main(int argc, char **argv) {
       repeat = std::max<int64_t>(1, parseCount("--repeat", value().c_str()));
     } else if (flag == "--seed") {
       seed = parseCount("--seed", value().c_str());
+    } else if (flag == "--weights") {
+      weightsFile = value();
     } else {
       fail("unknown argument '" + arg + "' (see --help)");
     }
@@ -174,6 +185,15 @@ int main(int argc, char **argv) {
   if (fnn_model_init(device, arena) != 0)
     fail(std::string("cannot initialise the model: ") + fnn_last_error());
   const fastnn::runtime::ArenaAccess modelArena(device, arena);
+  if (fnn_model_external_weights) {
+    std::vector<TensorRecord> state = fastnn::runtime::readTensorRecords(
+        fnn_model_state, fnn_model_state_names);
+    if (fastnn::data::Status status = fastnn::trainer::loadWeightsFile(
+            fastnn::trainer::weightsFilePath(weightsFile), state, modelArena,
+            "--weights FILE");
+        !status.ok())
+      fail(status.message());
+  }
 
   std::mt19937_64 random(static_cast<uint64_t>(seed));
   for (const TensorRecord &record : records) {

@@ -132,6 +132,16 @@ std::vector<HparamSpec> makeSpecs() {
       stringKey(Model, "ckpt_file_name", nullptr,
                 "checkpoint file in model_dir to restore (finetune); unset: "
                 "model_dir's latest"),
+      stringKey(Model, "init_from_onnx", nullptr,
+                "ONNX model whose initializers (and external data beside "
+                "it) give every trainable parameter and batch-norm "
+                "statistic its starting value, matched by name; a "
+                "checkpoint in train_dir to resume wins; not with "
+                "task_type=finetune"),
+      stringKey(Model, "weights_file", nullptr,
+                "initial weights of a train.bin compiled with fastnnc "
+                "--weights=external; unset: the executable's path plus "
+                ".weights, where fastnnc writes them"),
 
       intKey(Lr, "warmup_steps", "0", 0, "steps of warm-up (0: none)"),
       enumKey(Lr, "warmup_scheme", "t2t", "t2t",

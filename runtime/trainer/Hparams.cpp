@@ -321,6 +321,12 @@ Status Hparams::validate() const {
                      ": ckpt_file_name=" + text("ckpt_file_name") +
                      " is only restored with task_type=finetune; pretrain "
                      "resumes the latest checkpoint of train_dir");
+  // Both name the weights a run starts from; one would be ignored.
+  if (Finetune && isSet("init_from_onnx"))
+    Errors.push_back(origin("init_from_onnx") +
+                     ": init_from_onnx=" + text("init_from_onnx") +
+                     " and task_type=finetune (set at " + origin("task_type") +
+                     ") both choose the starting weights; give one");
   for (const char *Key : {"train_dir", "model_dir"})
     if (isSet(Key) && getString(Key).find("://") != std::string::npos &&
         getString(Key).rfind("file://", 0) != 0)

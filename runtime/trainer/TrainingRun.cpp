@@ -10,7 +10,9 @@
 #include "fastnn/trainer/Checkpoint.h"
 #include "fastnn/trainer/DataSource.h"
 #include "fastnn/trainer/EventWriter.h"
+#include "fastnn/trainer/InitialWeights.h"
 #include "fastnn/trainer/LearningRate.h"
+#include "fastnn/trainer/OnnxInitializers.h"
 #include "fastnn/trainer/StepHooks.h"
 #include "fastnn/trainer/StopSignal.h"
 #include "fastnn/trainer/TFRecordDataSource.h"
@@ -77,6 +79,7 @@ private:
   void restore();
   void resumeFrom(const Checkpoint &C, const std::string &Path);
   void finetune();
+  void initFromOnnx();
   void createInput();
   void addHooks();
   /// Ends a run that a signal stopped after End.LastStep; the exit code.
@@ -177,8 +180,46 @@ void TrainingRun::restore() {
       return;
     }
   }
+  // Else the run starts from an ONNX model's weights, or from the initial
+  // ones (embedded, or the weights file of --weights=external), which a
+  // finetune overwrites where its checkpoint matches.
+  if (H.isSet("init_from_onnx")) {
+    initFromOnnx();
+    return;
+  }
+  if (fnn_model_external_weights)
+    if (Status S = loadWeightsFile(weightsFilePath(H.getString("weights_file")),
+                                   M.State, arena(), "weights_file=FILE");
+        !S.ok())
+      fail(S.message());
   if (H.getString("task_type") == "finetune")
     finetune();
+}
+
+void TrainingRun::initFromOnnx() {
+  const std::string Path = localPath(H.getString("init_from_onnx"));
+  OnnxInitializers From;
+  if (Status S = readOnnxInitializers(Path, From); !S.ok())
+    fail(where(H, "init_from_onnx") + ": " + S.message());
+  RestoreReport Report;
+  if (Status S = restoreTensors(From.Tensors, Path, M.State, arena(),
+                                RestoreMode::Initialize, Report);
+      !S.ok())
+    fail(where(H, "init_from_onnx") + ": " + S.message() +
+         "; the ONNX model must have this model's parameters (the one "
+         "train.bin was compiled from, with other weights)");
+  std::printf("train.bin: starting from the weights of %s: %lld parameters "
+              "and statistics; optimizer slots start afresh\n",
+              Path.c_str(), static_cast<long long>(Report.Restored));
+  if (!Report.Unused.empty()) {
+    std::string Names;
+    for (size_t I = 0; I < Report.Unused.size() && I < 3; ++I)
+      Names += (I ? ", '" : "'") + Report.Unused[I] + "'";
+    std::printf("train.bin: warning: %s: %zu initializers are not parameters "
+                "of the model and were not used: %s%s\n",
+                Path.c_str(), Report.Unused.size(), Names.c_str(),
+                Report.Unused.size() > 3 ? ", ..." : "");
+  }
 }
 
 void TrainingRun::resumeFrom(const Checkpoint &C, const std::string &Path) {

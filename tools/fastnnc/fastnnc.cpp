@@ -2,7 +2,7 @@
 //
 // fastnnc model.onnx [--mode=import|infer|train|eval] [--target=cpu|cuda]
 //                    [--emit=...] [-o out] [--batch-size N] [--hparams FILE]
-//                    [--hparam KEY=VALUE]
+//                    [--hparam KEY=VALUE] [--weights=embedded|external]
 //
 // Parses flags and calls the compiler libraries; the logic lives there.
 //
@@ -19,9 +19,12 @@
 #include "fastnn/Frontends/ONNX/ONNXImporter.h"
 #include "fastnn/Target/ObjectEmitter.h"
 #include "fastnn/trainer/Hparams.h"
+#include "fastnn/trainer/InitialWeights.h"
 
 #include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
@@ -40,6 +43,7 @@ namespace {
 
 enum class Mode { Auto, Import, Infer, Train, Eval };
 enum class EmitKind { MLIR, Summary, LLVM, Object, Executable };
+enum class Weights { Embedded, External };
 
 cl::OptionCategory fastnncCategory("fastnnc options");
 
@@ -112,6 +116,17 @@ cl::opt<fastnn::LayoutChoice>
                cl::init(fastnn::LayoutChoice::Auto), fastnn::layoutValues(),
                cl::cat(fastnncCategory));
 
+cl::opt<Weights> weightsFlag(
+    "weights", cl::desc("Where the initial weights go"),
+    cl::init(Weights::Embedded),
+    cl::values(
+        clEnumValN(Weights::Embedded, "embedded",
+                   "into the executable, which needs nothing else"),
+        clEnumValN(Weights::External, "external",
+                   "into <output>.weights beside it (the checkpoint format), "
+                   "where the executable reads them at start")),
+    cl::cat(fastnncCategory));
+
 /// libLLVM registers hundreds of backend options; --help lists only fastnnc's
 /// own and MLIR's (--mlir-print-ir-after-all and its family).
 void hideUnrelatedOptions() {
@@ -128,6 +143,56 @@ void hideUnrelatedOptions() {
 int fail(const llvm::Twine &message) {
   llvm::errs() << "fastnnc: error: " << message << "\n";
   return 1;
+}
+
+/// Writes what fastnn-lower-to-runtime left out of the executable
+/// (fastnn.external_weights) to Path in the checkpoint format, at step 0,
+/// and drops the attribute.
+std::string writeExternalWeights(mlir::ModuleOp module,
+                                 const std::string &path) {
+  auto entries =
+      module->getAttrOfType<mlir::ArrayAttr>("fastnn.external_weights");
+  if (!entries)
+    return "internal error: the lowering listed no external weights";
+  fastnn::trainer::Checkpoint weights;
+  // Uniform values are held as one element; the file holds them whole.
+  std::vector<std::vector<unsigned char>> expanded;
+  expanded.reserve(entries.size());
+  for (mlir::Attribute entry : entries) {
+    auto fields = llvm::cast<mlir::DictionaryAttr>(entry);
+    fastnn::trainer::StateTensor tensor;
+    tensor.Name = fields.getAs<mlir::StringAttr>("name").str();
+    tensor.Role = fields.getAs<mlir::IntegerAttr>("role").getInt();
+    tensor.Dtype = fields.getAs<mlir::IntegerAttr>("dtype").getInt();
+    auto value = fields.getAs<mlir::ElementsAttr>("value");
+    auto type = llvm::cast<mlir::ShapedType>(value.getType());
+    tensor.Shape.assign(type.getShape().begin(), type.getShape().end());
+    tensor.Bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    llvm::ArrayRef<char> data;
+    if (auto resource =
+            llvm::dyn_cast<mlir::DenseResourceElementsAttr>(value)) {
+      if (mlir::AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+        data = blob->getData();
+    } else if (auto dense = llvm::dyn_cast<mlir::DenseElementsAttr>(value)) {
+      data = dense.getRawData();
+    }
+    if (data.size() == tensor.Bytes) {
+      tensor.Data = reinterpret_cast<const unsigned char *>(data.data());
+    } else if (!data.empty() && tensor.Bytes % data.size() == 0) {
+      std::vector<unsigned char> &whole = expanded.emplace_back();
+      for (uint64_t at = 0; at < tensor.Bytes; at += data.size())
+        whole.insert(whole.end(), data.begin(), data.end());
+      tensor.Data = whole.data();
+    } else {
+      return "the initial value of '" + tensor.Name +
+             "' is not available (an elided resource?); compile from the "
+             "ONNX model";
+    }
+    weights.Tensors.push_back(std::move(tensor));
+  }
+  module->removeAttr("fastnn.external_weights");
+  fastnn::data::Status status = fastnn::trainer::writeCheckpoint(path, weights);
+  return status.ok() ? "" : status.message();
 }
 
 mlir::LogicalResult
@@ -207,6 +272,15 @@ int main(int argc, char **argv) {
   if ((emit == EmitKind::Object || emit == EmitKind::Executable) &&
       outputPath == "-")
     return fail("--emit=obj and --emit=exe write a file: give -o <file>");
+  // The weights file goes beside the output; --emit=mlir shows the
+  // weights in fastnn.external_weights instead.
+  bool writesWeights = weightsFlag == Weights::External &&
+                       emit != EmitKind::MLIR && emit != EmitKind::Summary;
+  if (weightsFlag == Weights::External && compileMode == Mode::Import)
+    return fail("--weights=external applies to --mode=infer and train");
+  if (writesWeights && outputPath == "-")
+    return fail("--weights=external writes the weights beside the output "
+                "(<output>.weights): give -o <file>");
 
   mlir::DialectRegistry registry;
   fastnn::registerDialects(registry);
@@ -249,6 +323,7 @@ int main(int argc, char **argv) {
                     : compileMode == Mode::Eval ? fastnn::StepKind::Eval
                                                 : fastnn::StepKind::Infer;
     pipeline.layout = layoutFlag.getValue();
+    pipeline.externalWeights = weightsFlag == Weights::External;
     // Kernels embedded as a fatbin cannot be read: --emit=mlir shows them
     // in NVVM, with the host's launches of them.
     pipeline.gpuKernelsAsIR =
@@ -281,6 +356,12 @@ int main(int argc, char **argv) {
   }
 
   std::string error;
+  if (writesWeights) {
+    error = writeExternalWeights(
+        *module, outputPath + fastnn::trainer::WeightsFileSuffix);
+    if (!error.empty())
+      return fail(error);
+  }
   if (writesObject) {
     if (compileMode == Mode::Train)
       fastnn::embedBytes(*module, "fnn_model_onnx", exportTemplate);

@@ -60,6 +60,13 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Prefix of the exported symbols (default: fnn_eval for "
                      "mode=eval, else fnn_model)"),
       llvm::cl::init("")};
+  Option<bool> externalWeights{
+      *this, "external-weights",
+      llvm::cl::desc("Embed no initial weights: fastnn-lower-to-runtime "
+                     "lists them in fastnn.external_weights for fastnnc to "
+                     "write beside the executable (fastnnc "
+                     "--weights=external)"),
+      llvm::cl::init(false)};
   Option<LayoutChoice> layout{
       *this, "layout",
       llvm::cl::desc("Layout of convolutions, pooling and batch norm"),

@@ -81,7 +81,16 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
       descriptors emitted as constant globals; returns -1 if one fails.
       With `initialize-state=false` the parameters are left to the caller
       (the evaluation step's come from the training arena), so their values
-      are not embedded a second time.
+      are not embedded a second time. With `external-weights` the
+      trainable parameters and batch-norm statistics are not written
+      either: their initial values go into the module attribute
+      `fastnn.external_weights` (one `{name, role, dtype, value}`
+      dictionary per state record, in the order of `<prefix>_state`),
+      which fastnnc writes beside the executable as a weights file and
+      removes; `<prefix>_external_weights` is then 1 and the driver loads
+      them after init. Optimizer slots and constants (shapes, tables the
+      computation reads) stay embedded: they are not weights, and slots
+      are uniform values filled in place.
     - `<prefix>_run(arena)`: calls each kernel's `*_forward` with pointers
       at compile-time arena offsets, and computes elementwise, cast and
       data-movement ops as `linalg` loops over `memref.view`s of the arena.
@@ -104,7 +113,8 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
       results at its index of the stacked results.
     - `<prefix>_release()` and the metadata `<prefix>_arena_bytes`,
       `<prefix>_io`, `<prefix>_io_names`, `<prefix>_state`,
-      `<prefix>_state_names` and `<prefix>_config`.
+      `<prefix>_state_names`, `<prefix>_config` and
+      `<prefix>_external_weights`.
 
     Every other global (descriptors, initial values, the kernel table, span
     names) has internal linkage, so objects lowered with different prefixes
@@ -162,7 +172,12 @@ def FastNNLowerToRuntime : Pass<"fastnn-lower-to-runtime", "mlir::ModuleOp"> {
            "Prefix of the exported symbols (<prefix>_init, _run, ...)">,
     Option<"initializeState", "initialize-state", "bool", /*default=*/"true",
            "Embed the parameters' initial values and copy them into the "
-           "arena at init (false: the caller fills the state)">
+           "arena at init (false: the caller fills the state)">,
+    Option<"externalWeights", "external-weights", "bool", /*default=*/"false",
+           "Embed no initial value of a trainable parameter or statistic: "
+           "list them in the module attribute fastnn.external_weights for "
+           "the driver to write beside the executable, which loads them "
+           "after init">
   ];
 }
 

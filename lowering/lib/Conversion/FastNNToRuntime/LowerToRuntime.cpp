@@ -211,6 +211,27 @@ LLVM::GlobalOp initialValueGlobal(OpBuilder &globals, Location loc,
       "fnn_init_" + std::to_string(index), flat);
 }
 
+/// The fnn_state_role of a parameter.
+int64_t stateRole(ParamRole role) {
+  return role == ParamRole::Trainable   ? FNN_STATE_TRAINABLE
+         : role == ParamRole::Statistic ? FNN_STATE_STATISTIC
+                                        : FNN_STATE_SLOT;
+}
+
+/// The entry of fastnn.external_weights for a parameter the driver loads.
+DictionaryAttr externalWeight(ParamOp read, ParameterOp parameter) {
+  MLIRContext *context = read.getContext();
+  auto i64 = IntegerType::get(context, 64);
+  Builder b(context);
+  return b.getDictionaryAttr(
+      {b.getNamedAttr("name", read.getNameAttr().getAttr()),
+       b.getNamedAttr("role",
+                      IntegerAttr::get(i64, stateRole(parameter.getRole()))),
+       b.getNamedAttr("dtype",
+                      IntegerAttr::get(i64, dtypeOf(read.getResult()))),
+       b.getNamedAttr("value", parameter.getInitialValue())});
+}
+
 struct LowerToRuntimePass
     : public ::fastnn::impl::FastNNLowerToRuntimeBase<LowerToRuntimePass> {
   using FastNNLowerToRuntimeBase::FastNNLowerToRuntimeBase;
@@ -239,6 +260,7 @@ struct LowerToRuntimePass
     if (failed(planned))
       return failure();
     ArenaLayout &layout = *planned;
+    externalWeightEntries.clear();
 
     OpBuilder globals(context);
     globals.setInsertionPointToStart(module.getBody());
@@ -279,7 +301,14 @@ struct LowerToRuntimePass
       if (auto param = dyn_cast<ParamOp>(op)) {
         if (!initializeState)
           continue;
-        value = symbols.lookup<ParameterOp>(param.getName()).getInitialValue();
+        auto parameter = symbols.lookup<ParameterOp>(param.getName());
+        // Weights come from the file beside the executable; slots are the
+        // optimizer's and stay uniform fills.
+        if (externalWeights && parameter.getRole() != ParamRole::Slot) {
+          externalWeightEntries.push_back(externalWeight(param, parameter));
+          continue;
+        }
+        value = parameter.getInitialValue();
       } else if (auto constant = dyn_cast<ConstantOp>(op))
         value = constant.getValue();
       else
@@ -351,6 +380,10 @@ struct LowerToRuntimePass
         failureBuilder, loc,
         ValueRange{arith::ConstantIntOp::create(failureBuilder, loc, -1, 64)});
     func::ReturnOp::create(runBuilder, loc);
+
+    if (externalWeights)
+      module->setAttr("fastnn.external_weights",
+                      ArrayAttr::get(context, externalWeightEntries));
 
     emitKernelTable(globals, loc, emitter.numKernels());
     emitRelease(globals, loc, emitter.numKernels());
@@ -448,11 +481,8 @@ struct LowerToRuntimePass
     Table state;
     for (auto read : stepBlock(forward).getOps<ParamOp>()) {
       auto parameter = symbols.lookup<ParameterOp>(read.getName());
-      int64_t role =
-          parameter.getRole() == ParamRole::Trainable   ? FNN_STATE_TRAINABLE
-          : parameter.getRole() == ParamRole::Statistic ? FNN_STATE_STATISTIC
-                                                        : FNN_STATE_SLOT;
-      state.add(role, read.getResult(), read.getName(), layout);
+      state.add(stateRole(parameter.getRole()), read.getResult(),
+                read.getName(), layout);
     }
 
     auto constantGlobal = [&](Type type, StringRef name, Attribute value) {
@@ -482,6 +512,8 @@ struct LowerToRuntimePass
         forward->getParentOfType<ModuleOp>()->getAttrOfType<StringAttr>(
             "fastnn.config");
     stringGlobal(exported("config"), config ? config.str() : "", true);
+    constantGlobal(i64, exported("external_weights"),
+                   IntegerAttr::get(i64, externalWeights ? 1 : 0));
   }
 
   /// The name of an exported symbol of model.h: fnn_model_run for "run"
@@ -489,6 +521,9 @@ struct LowerToRuntimePass
   std::string exported(StringRef suffix) const {
     return symbolPrefix + "_" + suffix.str();
   }
+
+  /// The entries of fastnn.external_weights, in the state table's order.
+  SmallVector<Attribute> externalWeightEntries;
 };
 
 } // namespace

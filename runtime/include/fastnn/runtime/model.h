@@ -42,6 +42,14 @@ extern const char fnn_model_io_names[];
 extern const int64_t fnn_model_state[];
 extern const char fnn_model_state_names[];
 
+/* 1 when the model was compiled with fastnnc --weights=external:
+ * fnn_model_init then writes no trainable parameter or batch-norm statistic
+ * (optimizer slots and constants it still writes), and the driver loads
+ * them, from the weights file fastnnc wrote beside the executable
+ * (fastnn/trainer/InitialWeights.h) or, in train.bin, from a checkpoint or
+ * init_from_onnx. 0 when their initial values are embedded. */
+extern const int64_t fnn_model_external_weights;
+
 /* The hyperparameters the model was compiled with, as "key=value" lines;
  * NUL-terminated. Empty for inference models. */
 extern const char fnn_model_config[];

@@ -121,6 +121,12 @@ enum class RestoreMode {
   /// Fill an evaluation model: each of its records must be there with its
   /// dtype and shape; the checkpoint may hold more (slots).
   Evaluate,
+  /// Start from initial weights given by name (the weights file of
+  /// fastnnc --weights=external, an ONNX model's initializers): every
+  /// trainable parameter and statistic must be there with its dtype and
+  /// shape (roles are not compared); slots keep their initial values;
+  /// tensors the model lacks are listed in RestoreReport::Unused.
+  Initialize,
 };
 
 struct RestoreReport {
@@ -130,6 +136,9 @@ struct RestoreReport {
   std::vector<std::string> Skipped;
   /// Trainable and statistic records the checkpoint lacks (Finetune).
   std::vector<std::string> Missing;
+  /// Tensors with no trainable or statistic record of that name
+  /// (Initialize).
+  std::vector<std::string> Unused;
 };
 
 /// Copies From (described in messages as FromName) into the records To of
