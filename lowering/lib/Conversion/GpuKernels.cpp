@@ -47,6 +47,15 @@ SmallVector<func::FuncOp> hostFunctions(ModuleOp module) {
   return llvm::to_vector(module.getOps<func::FuncOp>());
 }
 
+/// An empty scf.parallel of one iteration at `b`'s insertion point: what a
+/// single thread runs.
+scf::ParallelOp singleIteration(OpBuilder &b, Location loc) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  return scf::ParallelOp::create(b, loc, ValueRange{zero}, ValueRange{one},
+                                 ValueRange{one});
+}
+
 /// Lowers every linalg op of `function` to loops whose outermost is an
 /// scf.parallel, so that each becomes one kernel: an op whose first
 /// dimension is a reduction (or that has none) is first put inside a
@@ -59,11 +68,7 @@ LogicalResult linalgToParallelNests(func::FuncOp function) {
     SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
     if (iterators.empty() || !linalg::isParallelIterator(iterators.front())) {
       rewriter.setInsertionPoint(op);
-      Location loc = op.getLoc();
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-      auto single = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
-                                            ValueRange{one}, ValueRange{one});
+      scf::ParallelOp single = singleIteration(rewriter, op.getLoc());
       op->moveBefore(single.getBody()->getTerminator());
     }
     rewriter.setInsertionPoint(op);
@@ -86,12 +91,8 @@ void wrapScalarStores(func::FuncOp function) {
   });
   for (memref::StoreOp store : stores) {
     OpBuilder b(store);
-    Location loc = store.getLoc();
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto single = scf::ParallelOp::create(b, loc, ValueRange{zero},
-                                          ValueRange{one}, ValueRange{one});
-    Operation *terminator = single.getBody()->getTerminator();
+    Operation *terminator =
+        singleIteration(b, store.getLoc()).getBody()->getTerminator();
     auto load = store.getValueToStore().getDefiningOp<memref::LoadOp>();
     if (load && load->hasOneUse() && load->getBlock() == store->getBlock())
       load->moveBefore(terminator);
