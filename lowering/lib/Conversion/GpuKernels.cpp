@@ -42,11 +42,6 @@ constexpr llvm::StringLiteral kKernelModule = "fastnn_kernels";
 /// for the nests' simple bodies (no shared memory, few registers).
 constexpr int64_t kThreadsPerBlock = 256;
 
-/// The host functions of the step (not the kernels' module).
-SmallVector<func::FuncOp> hostFunctions(ModuleOp module) {
-  return llvm::to_vector(module.getOps<func::FuncOp>());
-}
-
 /// An empty scf.parallel of one iteration at `b`'s insertion point: what a
 /// single thread runs.
 scf::ParallelOp singleIteration(OpBuilder &b, Location loc) {
@@ -151,18 +146,7 @@ LogicalResult outlineKernel(scf::ParallelOp loop, gpu::GPUModuleOp kernels,
 
   b.setInsertionPoint(guard.thenBlock()->getTerminator());
   IRMapping &mapping = captures.mapping();
-  SmallVector<Value> ivs(dims->size());
-  for (size_t d = dims->size(); d-- > 0;) {
-    Value position = linear;
-    if (d > 0) {
-      Value trips = index((*dims)[d].trips);
-      position = arith::RemUIOp::create(b, loc, linear, trips);
-      linear = arith::DivUIOp::create(b, loc, linear, trips);
-    }
-    ivs[d] = arith::AddIOp::create(
-        b, loc, index((*dims)[d].lower),
-        arith::MulIOp::create(b, loc, position, index((*dims)[d].step)));
-  }
+  SmallVector<Value> ivs = fastnn::delinearize(b, loc, linear, *dims);
   for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
     mapping.map(iv, value);
   for (Operation &op : loop.getBody()->without_terminator())
@@ -193,21 +177,15 @@ struct OutlineGpuKernels
     module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
                     b.getUnitAttr());
     SymbolTable symbols(kernels);
-    for (func::FuncOp function : hostFunctions(module)) {
+    // The step's host functions (not the kernels' module, made above).
+    for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
       if (failed(linalgToParallelNests(function)))
         return signalPassFailure();
       wrapScalarStores(function);
-      SmallVector<scf::ParallelOp> nests;
-      function.walk([&](scf::ParallelOp loop) {
-        if (!loop->getParentOfType<scf::ParallelOp>())
-          nests.push_back(loop);
-      });
       unsigned counter = 0;
-      for (scf::ParallelOp loop : nests) {
-        std::string name;
-        do
-          name = (function.getSymName() + "_kernel" + Twine(counter++)).str();
-        while (symbols.lookup(name));
+      for (scf::ParallelOp loop : fastnn::outermostNests(function)) {
+        std::string name = fastnn::uniqueName(
+            symbols, (function.getSymName() + "_kernel").str(), counter);
         if (failed(outlineKernel(loop, kernels, name)))
           return signalPassFailure();
       }

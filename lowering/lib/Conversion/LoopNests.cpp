@@ -2,6 +2,7 @@
 
 #include "LoopNests.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -22,6 +23,44 @@ std::optional<SmallVector<Dimension>> constantDimensions(scf::ParallelOp loop) {
     dims.push_back({*l, *s, std::max<int64_t>(0, (*u - *l + *s - 1) / *s)});
   }
   return dims;
+}
+
+SmallVector<scf::ParallelOp> outermostNests(func::FuncOp function) {
+  SmallVector<scf::ParallelOp> nests;
+  function.walk([&](scf::ParallelOp loop) {
+    if (!loop->getParentOfType<scf::ParallelOp>())
+      nests.push_back(loop);
+  });
+  return nests;
+}
+
+std::string uniqueName(SymbolTable &symbols, StringRef base,
+                       unsigned &counter) {
+  std::string name;
+  do
+    name = (base + Twine(counter++)).str();
+  while (symbols.lookup(name));
+  return name;
+}
+
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<Dimension> dims) {
+  auto index = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v).getResult();
+  };
+  SmallVector<Value> ivs(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    Value position = linear;
+    if (d > 0) {
+      Value trips = index(dims[d].trips);
+      position = arith::RemUIOp::create(b, loc, linear, trips);
+      linear = arith::DivUIOp::create(b, loc, linear, trips);
+    }
+    ivs[d] = arith::AddIOp::create(
+        b, loc, index(dims[d].lower),
+        arith::MulIOp::create(b, loc, position, index(dims[d].step)));
+  }
+  return ivs;
 }
 
 int64_t estimateWork(Block &block) {

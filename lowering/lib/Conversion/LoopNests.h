@@ -11,9 +11,11 @@
 #ifndef FASTNN_LOWERING_CONVERSION_LOOPNESTS_H
 #define FASTNN_LOWERING_CONVERSION_LOOPNESTS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
 
 #include <optional>
 
@@ -26,6 +28,23 @@ struct Dimension {
 /// The constant bounds of `loop`'s dimensions, or nothing when one is not.
 std::optional<llvm::SmallVector<Dimension>>
 constantDimensions(mlir::scf::ParallelOp loop);
+
+/// The scf.parallel nests of `function` that no other one encloses, in
+/// program order.
+llvm::SmallVector<mlir::scf::ParallelOp>
+outermostNests(mlir::func::FuncOp function);
+
+/// `<base><counter>`, with the counter advanced past the names `symbols`
+/// already holds.
+std::string uniqueName(mlir::SymbolTable &symbols, llvm::StringRef base,
+                       unsigned &counter);
+
+/// The induction values of `dims` at the point `linear` of their
+/// linearised space, the last dimension varying fastest.
+llvm::SmallVector<mlir::Value> delinearize(mlir::OpBuilder &b,
+                                           mlir::Location loc,
+                                           mlir::Value linear,
+                                           llvm::ArrayRef<Dimension> dims);
 
 /// The number of operations `block` executes, loops counted with their
 /// static trip counts (a loop with a dynamic one counts once).

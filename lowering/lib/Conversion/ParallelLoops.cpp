@@ -62,19 +62,9 @@ void NestOutliner::emitLoops(OpBuilder &b, Value begin, Value end,
   auto outer = scf::ForOp::create(b, loc, begin, end, index(1));
   b.setInsertionPointToStart(outer.getBody());
   // Delinearise the outer index, innermost outer dimension fastest.
-  Value linear = outer.getInductionVar();
-  SmallVector<Value> ivs(dims.size());
-  for (size_t d = outerDims; d-- > 0;) {
-    Value position = linear;
-    if (d > 0) {
-      Value trips = index(dims[d].trips);
-      position = arith::RemUIOp::create(b, loc, linear, trips);
-      linear = arith::DivUIOp::create(b, loc, linear, trips);
-    }
-    ivs[d] = arith::AddIOp::create(
-        b, loc, index(dims[d].lower),
-        arith::MulIOp::create(b, loc, position, index(dims[d].step)));
-  }
+  SmallVector<Value> ivs = fastnn::delinearize(b, loc, outer.getInductionVar(),
+                                               dims.take_front(outerDims));
+  ivs.resize(dims.size());
   if (dims.size() > 1) {
     const fastnn::Dimension &last = dims.back();
     auto inner = scf::ForOp::create(b, loc, index(last.lower),
@@ -135,21 +125,14 @@ struct OutlineLoopNests
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
     for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
-      SmallVector<scf::ParallelOp> nests;
-      function.walk([&](scf::ParallelOp loop) {
-        if (!loop->getParentOfType<scf::ParallelOp>())
-          nests.push_back(loop);
-      });
       unsigned counter = 0;
-      for (scf::ParallelOp loop : nests) {
+      for (scf::ParallelOp loop : fastnn::outermostNests(function)) {
         std::optional<SmallVector<fastnn::Dimension>> dims =
             fastnn::constantDimensions(loop);
         if (!dims || !loop.getInitVals().empty())
           continue;
-        std::string name;
-        do
-          name = (function.getSymName() + "_loop" + Twine(counter++)).str();
-        while (symbols.lookup(name));
+        std::string name = fastnn::uniqueName(
+            symbols, (function.getSymName() + "_loop").str(), counter);
         // Inserted from the function itself: looking the name up in the
         // module would scan it, quadratic in the number of nests.
         symbols.insert(NestOutliner(loop, *dims).outline(module, name));
