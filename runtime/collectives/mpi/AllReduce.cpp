@@ -5,19 +5,29 @@
 // until that thread is done with it. In a job of one process both return
 // at once: the sum and the mean over one process are the input. Float16
 // and bfloat16 buckets are reduced in their own type (Communicator.h).
-// Device memory MPI cannot reach (CUDA's) is staged through a host buffer
-// the kernel makes at create: start copies the bucket out, wait copies the
-// result back. Those copies wait for the device, so a CUDA job of several
-// processes synchronises at each bucket until NCCL reduces on the device.
+// Device memory MPI cannot reach (CUDA's) is reduced by the device's own
+// collective where its backend has one and the job can use it (NCCL:
+// fastnn/collectives/DeviceAllReduce.h); otherwise it is staged through a
+// host buffer the kernel makes at create: start copies the bucket out,
+// wait copies the result back. Those copies wait for the device, so a
+// staged job synchronises at each bucket.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Communicator.h"
 
+#include "fastnn/collectives/DeviceAllReduce.h"
 #include "fastnn/runtime/DTypes.h"
 #include "fastnn/runtime/KernelBase.h"
 
+#include <memory>
 #include <vector>
+
+// Null unless the program links a backend that defines it.
+extern "C" __attribute__((weak)) fastnn::collectives::DeviceAllReduce *
+fastnn_device_allreduce_create(fnn_device *Device, int64_t Count, int64_t Dtype,
+                               bool Mean,
+                               const fastnn::collectives::DeviceJob *Job);
 
 using fastnn::collectives::AllReduceJob;
 using fastnn::collectives::Communicator;
@@ -29,6 +39,8 @@ namespace {
 /// fnn_kernel_destroy frees it like any other.
 struct AllReduceKernel final : fnn_kernel {
   AllReduceJob Job;
+  /// The device's own reduction, where it has one.
+  std::unique_ptr<fastnn::collectives::DeviceAllReduce> OnDevice;
   /// Where the bucket is reduced when MPI cannot reach the device's memory
   /// (empty otherwise), and the device bucket it stands for.
   std::vector<unsigned char> Staging;
@@ -62,6 +74,18 @@ extern "C" fnn_kernel *fnn_allreduce_create(fnn_device *Device,
         Kernel->Job.Dtype = D.dtype;
         Kernel->Job.Mean = D.op == FNN_ALLREDUCE_MEAN;
         if (Comm.size() > 1 && !fnn_device_host_addressable(Device)) {
+          if (fastnn_device_allreduce_create) {
+            fastnn::collectives::DeviceJob Job;
+            Job.Rank = Comm.rank();
+            Job.Size = Comm.size();
+            Job.Program = Comm.program().c_str();
+            Job.Broadcast = fnn_comm_broadcast;
+            Job.AllReduceSum = fnn_comm_allreduce_sum;
+            Kernel->OnDevice.reset(fastnn_device_allreduce_create(
+                Device, D.count, D.dtype, Kernel->Job.Mean, &Job));
+            if (Kernel->OnDevice)
+              return Kernel;
+          }
           Kernel->Staging.resize(static_cast<size_t>(D.count) *
                                  fastnn::runtime::dtypeBytes(D.dtype));
           Kernel->StagingDevice = Device;
@@ -80,6 +104,10 @@ extern "C" void fnn_allreduce_start(fnn_kernel *Kernel, void *Buffer) {
   if (Comm.size() == 1)
     return;
   AllReduceKernel &AllReduce = kernelOf(Kernel);
+  if (AllReduce.OnDevice) {
+    AllReduce.OnDevice->start(Buffer);
+    return;
+  }
   AllReduce.Job.Buffer = Buffer;
   if (AllReduce.StagingDevice) {
     AllReduce.DeviceBuffer = Buffer;
@@ -95,6 +123,10 @@ extern "C" void fnn_allreduce_wait(fnn_kernel *Kernel) {
   if (Comm.size() == 1)
     return;
   AllReduceKernel &AllReduce = kernelOf(Kernel);
+  if (AllReduce.OnDevice) {
+    AllReduce.OnDevice->wait();
+    return;
+  }
   Comm.wait(AllReduce.Job);
   if (AllReduce.StagingDevice)
     fnn_copy_to_device(AllReduce.StagingDevice, AllReduce.DeviceBuffer,

@@ -70,6 +70,8 @@ public:
   int rank() const { return Rank; }
   int size() const { return Size; }
   int localRank() const { return LocalRank; }
+  /// The program's name (argv[0]'s last component), for messages.
+  const std::string &program() const { return Program; }
   bool broadcast(void *Buffer, size_t Bytes, int Root, std::string &Error);
   /// See fnn_comm_allreduce_sum: int64 (Double false) or double elements.
   bool allreduceSum(void *Buffer, int64_t Count, bool Double,
