@@ -3,7 +3,8 @@
 Exports the model, compiles train.bin and infer.bin with --target=cuda
 (every generated kernel through ptxas into the embedded fatbin), and
 checks what a GPU machine needs of them: they are linked executables that
-need no CPU kernel library (oneDNN), and without a GPU they stop at the
+need no CPU kernel library (oneDNN) and no MPI or NCCL (loaded only by a
+job of several processes), and without a GPU they stop at the
 device with one line and a non-zero exit. Prints the compile times.
 """
 import argparse
@@ -36,6 +37,10 @@ def check_executable(executable, args):
         sys.exit(f"FAILED: {executable.name} links oneDNN: {needed}")
     if not any(library.startswith("libcudart") for library in needed):
         sys.exit(f"FAILED: {executable.name} does not link cudart: {needed}")
+    # Loaded at run time, only by a job of several processes.
+    if any(library.startswith(("libmpi", "libopen-", "libnccl"))
+           for library in needed):
+        sys.exit(f"FAILED: {executable.name} links MPI or NCCL: {needed}")
     ran = subprocess.run([str(executable)] + args, capture_output=True,
                          text=True, timeout=120)
     if ran.returncode == 0:
