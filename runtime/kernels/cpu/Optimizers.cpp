@@ -16,22 +16,25 @@
 
 #include "Kernel.h"
 
+#include "fastnn/runtime/Optimizer.h"
+
 #include <cmath>
 #include <cstring>
-#include <sstream>
 
 using namespace fastnn::cpu;
 using dnnl::memory;
+using fastnn::runtime::checkOptimizerDesc;
+using fastnn::runtime::describeOptimizer;
+using fastnn::runtime::optimizerHyperparameters;
+using fastnn::runtime::OptimizerHyperparameters;
+using fastnn::runtime::optimizerKindName;
+using fastnn::runtime::optimizerSlotCount;
 
 namespace {
 
-/// The desc's hyperparameters as TF's kernels see them (float32).
-struct Hyperparameters {
-  int64_t Kind;
-  int64_t NumElements;
-  bool Nesterov;
-  float Momentum, Rho, Beta1, Beta2, Epsilon, Decay;
-  float LearningRatePower, L1, L2, WeightDecayRate;
+/// The desc's hyperparameters, and the state the updates carry between
+/// calls.
+struct Hyperparameters : OptimizerHyperparameters {
   /// Adam's beta1^t and beta2^t as TF has them: float32 variables that start
   /// at 1 and are multiplied by beta after every update, so each is a
   /// product of rounded products. Rounding them differently moves
@@ -47,64 +50,9 @@ struct Hyperparameters {
 /// primitive, and the apply call reads it back through the operand.
 enum Slot { HyperparametersSlot };
 
-const char *kindName(int64_t Kind) {
-  static const char *const Names[] = {"sgd",  "momentum", "rmsprop",
-                                      "adam", "adagrad",  "adadelta",
-                                      "ftrl", "adamw"};
-  return Kind >= FNN_OPT_SGD && Kind <= FNN_OPT_ADAMW ? Names[Kind] : "?";
-}
-
-/// Slots each kind reads (the ABI's table).
-int slotCount(int64_t Kind) {
-  switch (Kind) {
-  case FNN_OPT_SGD:
-    return 0;
-  case FNN_OPT_MOMENTUM:
-  case FNN_OPT_ADAGRAD:
-    return 1;
-  default:
-    return 2;
-  }
-}
-
-std::string describe(const fnn_optimizer_desc &D) {
-  std::ostringstream S;
-  S << "optimizer " << kindName(D.kind) << " (kind " << D.kind << "), "
-    << D.num_elements << " elements";
-  return S.str();
-}
-
 void build(CpuKernel &K, const fnn_optimizer_desc &D) {
-  checkF32(D.dtype);
-  if (D.kind < FNN_OPT_SGD || D.kind > FNN_OPT_ADAMW)
-    throw KernelError("unknown optimizer kind " + std::to_string(D.kind));
-  if (D.num_elements < 1)
-    throw KernelError("num_elements must be >= 1");
-  // The checks tf.compat.v1.train makes at construction.
-  if (D.kind == FNN_OPT_FTRL &&
-      !(D.learning_rate_power <= 0 && D.l1 >= 0 && D.l2 >= 0 &&
-        D.initial_accumulator_value >= 0))
-    throw KernelError("ftrl needs learning_rate_power <= 0, l1 >= 0, l2 >= 0 "
-                      "and initial_accumulator_value >= 0");
-  if (D.kind == FNN_OPT_ADAGRAD && !(D.initial_accumulator_value > 0))
-    throw KernelError("adagrad needs initial_accumulator_value > 0");
-
-  Hyperparameters H{D.kind,
-                    D.num_elements,
-                    D.use_nesterov != 0,
-                    static_cast<float>(D.momentum),
-                    static_cast<float>(D.rho),
-                    static_cast<float>(D.beta1),
-                    static_cast<float>(D.beta2),
-                    static_cast<float>(D.epsilon),
-                    static_cast<float>(D.decay),
-                    static_cast<float>(D.learning_rate_power),
-                    static_cast<float>(D.l1),
-                    static_cast<float>(D.l2),
-                    static_cast<float>(D.weight_decay_rate),
-                    0,
-                    1.f,
-                    1.f};
+  checkOptimizerDesc(D);
+  Hyperparameters H{optimizerHyperparameters(D), 0, 1.f, 1.f};
   memory::desc Bytes({static_cast<memory::dim>(sizeof(H))},
                      memory::data_type::u8, memory::format_tag::a);
   memory State = K.addInternal(Bytes);
@@ -242,7 +190,8 @@ void adamw(const Hyperparameters &H, float *__restrict Var,
 
 extern "C" fnn_kernel *fnn_optimizer_create(fnn_device *Device,
                                             const fnn_optimizer_desc *Desc) {
-  return createKernel("fnn_optimizer_create", Device, Desc, build, describe);
+  return createKernel("fnn_optimizer_create", Device, Desc, build,
+                      describeOptimizer);
 }
 
 extern "C" void fnn_optimizer_apply(fnn_kernel *Handle, void *Param,
@@ -254,11 +203,11 @@ extern "C" void fnn_optimizer_apply(fnn_kernel *Handle, void *Param,
   dnnl_memory_get_data_handle(Kernel->operand(HyperparametersSlot).get(),
                               &State);
   Hyperparameters &H = *static_cast<Hyperparameters *>(State);
-  int Slots = slotCount(H.Kind);
+  int Slots = optimizerSlotCount(H.Kind);
   if (!Param || !Grad || !LearningRate || (Slots > 0 && !Slot0) ||
       (Slots > 1 && !Slot1) || (H.Kind == FNN_OPT_ADAM && !Step)) {
-    setLastError(std::string("fnn_optimizer_apply: ") + kindName(H.Kind) +
-                 " called with a null tensor");
+    setLastError(std::string("fnn_optimizer_apply: ") +
+                 optimizerKindName(H.Kind) + " called with a null tensor");
     return;
   }
   auto *Var = static_cast<float *>(Param);

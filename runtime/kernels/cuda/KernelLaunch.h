@@ -20,7 +20,7 @@ namespace fastnn::cuda {
 
 /// One update of H.NumElements elements; learning rate, step and the apply
 /// flag (NULL: always) are read on the device.
-void launchOptimizer(const OptimizerParams &H, OptimizerState *State,
+void launchOptimizer(const OptimizerHyperparameters &H, OptimizerState *State,
                      float *Var, const float *G, float *S0, float *S1,
                      const float *LearningRate, const int64_t *Step,
                      const unsigned char *Apply, cudaStream_t Stream);

@@ -14,35 +14,14 @@
 
 #include "HostDevice.h"
 
+#include "fastnn/runtime/Optimizer.h"
 #include "fastnn/runtime/abi.h"
 
 namespace fastnn::cuda {
 
-/// A desc's hyperparameters as TF's kernels see them: rounded to float32
-/// once, at create time (TF feeds them to its ops as float32 tensors).
-struct OptimizerParams {
-  int64_t Kind;
-  int64_t NumElements;
-  int32_t Nesterov;
-  float Momentum, Rho, Beta1, Beta2, Epsilon, Decay;
-  float LearningRatePower, L1, L2, WeightDecayRate;
-};
-
-inline OptimizerParams optimizerParams(const fnn_optimizer_desc &D) {
-  return {D.kind,
-          D.num_elements,
-          D.use_nesterov != 0,
-          static_cast<float>(D.momentum),
-          static_cast<float>(D.rho),
-          static_cast<float>(D.beta1),
-          static_cast<float>(D.beta2),
-          static_cast<float>(D.epsilon),
-          static_cast<float>(D.decay),
-          static_cast<float>(D.learning_rate_power),
-          static_cast<float>(D.l1),
-          static_cast<float>(D.l2),
-          static_cast<float>(D.weight_decay_rate)};
-}
+/// The hyperparameters rounded to float32 as on the CPU.
+using runtime::OptimizerHyperparameters;
+using runtime::optimizerHyperparameters;
 
 /// Adam's beta1^t and beta2^t as TF keeps them: float32 variables that start
 /// at 1 and are multiplied by beta after every update (a product of rounded
@@ -84,9 +63,9 @@ FNN_HOST_DEVICE inline bool optimizerApplies(const unsigned char *Apply) {
 }
 
 /// What one update computes once before its elements (Adam only).
-FNN_HOST_DEVICE inline void beginOptimizerUpdate(const OptimizerParams &H,
-                                                 OptimizerState &State,
-                                                 float Lr, int64_t Step) {
+FNN_HOST_DEVICE inline void
+beginOptimizerUpdate(const OptimizerHyperparameters &H, OptimizerState &State,
+                     float Lr, int64_t Step) {
   if (H.Kind != FNN_OPT_ADAM)
     return;
   advanceAdamPowers(State.Powers, H.Beta1, H.Beta2, Step);
@@ -97,8 +76,9 @@ FNN_HOST_DEVICE inline void sgdUpdate(float &Var, float G, float Lr) {
   Var -= G * Lr;
 }
 
-FNN_HOST_DEVICE inline void momentumUpdate(const OptimizerParams &H, float &Var,
-                                           float G, float &Accum, float Lr) {
+FNN_HOST_DEVICE inline void momentumUpdate(const OptimizerHyperparameters &H,
+                                           float &Var, float G, float &Accum,
+                                           float Lr) {
   Accum = Accum * H.Momentum + G;
   if (H.Nesterov)
     Var -= G * Lr + Accum * H.Momentum * Lr;
@@ -108,17 +88,17 @@ FNN_HOST_DEVICE inline void momentumUpdate(const OptimizerParams &H, float &Var,
 
 /// `decay` is rho, epsilon sits inside the sqrt, and the momentum
 /// accumulator holds the scaled step.
-FNN_HOST_DEVICE inline void rmspropUpdate(const OptimizerParams &H, float &Var,
-                                          float G, float &Ms, float &Mom,
-                                          float Lr) {
+FNN_HOST_DEVICE inline void rmspropUpdate(const OptimizerHyperparameters &H,
+                                          float &Var, float G, float &Ms,
+                                          float &Mom, float Lr) {
   Ms += (G * G - Ms) * (1.f - H.Decay);
   Mom = Mom * H.Momentum + (G * Lr) / fnnSqrt(Ms + H.Epsilon);
   Var -= Mom;
 }
 
 /// \p Alpha is adamStepSize's; epsilon is added to the uncorrected sqrt(v).
-FNN_HOST_DEVICE inline void adamUpdate(const OptimizerParams &H, float &Var,
-                                       float G, float &M, float &V,
+FNN_HOST_DEVICE inline void adamUpdate(const OptimizerHyperparameters &H,
+                                       float &Var, float G, float &M, float &V,
                                        float Alpha) {
   M += (G - M) * (1.f - H.Beta1);
   V += (G * G - V) * (1.f - H.Beta2);
@@ -134,8 +114,8 @@ FNN_HOST_DEVICE inline void adagradUpdate(float &Var, float G, float &Accum,
 
 /// Epsilon inside both square roots; the learning rate scales the update
 /// after it is accumulated.
-FNN_HOST_DEVICE inline void adadeltaUpdate(const OptimizerParams &H, float &Var,
-                                           float G, float &Accum,
+FNN_HOST_DEVICE inline void adadeltaUpdate(const OptimizerHyperparameters &H,
+                                           float &Var, float G, float &Accum,
                                            float &AccumUpdate, float Lr) {
   const float OneMinusRho = 1.f - H.Rho;
   Accum = Accum * H.Rho + G * G * OneMinusRho;
@@ -146,9 +126,9 @@ FNN_HOST_DEVICE inline void adadeltaUpdate(const OptimizerParams &H, float &Var,
 }
 
 /// FTRL-proximal (TF's ApplyFtrl), learning_rate_power -0.5 as square roots.
-FNN_HOST_DEVICE inline void ftrlUpdate(const OptimizerParams &H, float &Var,
-                                       float G, float &Accum, float &Linear,
-                                       float Lr) {
+FNN_HOST_DEVICE inline void ftrlUpdate(const OptimizerHyperparameters &H,
+                                       float &Var, float G, float &Accum,
+                                       float &Linear, float Lr) {
   const float P = -H.LearningRatePower;
   const bool Sqrt = H.LearningRatePower == -0.5f;
   float NewAccum = Accum + G * G;
@@ -163,8 +143,9 @@ FNN_HOST_DEVICE inline void ftrlUpdate(const OptimizerParams &H, float &Var,
 
 /// BERT's AdamWeightDecayOptimizer: no bias correction, decay added to the
 /// update.
-FNN_HOST_DEVICE inline void adamwUpdate(const OptimizerParams &H, float &Var,
-                                        float G, float &M, float &V, float Lr) {
+FNN_HOST_DEVICE inline void adamwUpdate(const OptimizerHyperparameters &H,
+                                        float &Var, float G, float &M, float &V,
+                                        float Lr) {
   M = H.Beta1 * M + (1.f - H.Beta1) * G;
   V = H.Beta2 * V + (1.f - H.Beta2) * (G * G);
   float Update = M / (fnnSqrt(V) + H.Epsilon) + H.WeightDecayRate * Var;
@@ -173,9 +154,10 @@ FNN_HOST_DEVICE inline void adamwUpdate(const OptimizerParams &H, float &Var,
 
 /// Element \p I of one update of any kind. \p AdamAlpha is read by Adam
 /// only.
-FNN_HOST_DEVICE inline void optimizerUpdate(const OptimizerParams &H, int64_t I,
-                                            float *Var, const float *G,
-                                            float *S0, float *S1, float Lr,
+FNN_HOST_DEVICE inline void optimizerUpdate(const OptimizerHyperparameters &H,
+                                            int64_t I, float *Var,
+                                            const float *G, float *S0,
+                                            float *S1, float Lr,
                                             float AdamAlpha) {
   switch (H.Kind) {
   case FNN_OPT_SGD:

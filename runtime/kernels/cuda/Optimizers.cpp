@@ -1,7 +1,7 @@
 //===- Optimizers.cpp - fnn_optimizer on CUDA -----------------------------===//
 //
-// The create-time checks of the CPU kernel (those tf.compat.v1.train makes)
-// and the hyperparameters rounded to float32 once; the update itself is
+// The create-time checks and the hyperparameters rounded to float32 once
+// are the CPU kernel's (fastnn/runtime/Optimizer.h); the update itself is
 // Optimizers.cu. The kernel owns a small device buffer for Adam's beta
 // powers (advanced on the device, see OptimizerMath.h).
 //
@@ -10,56 +10,33 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
-#include <sstream>
+#include "fastnn/runtime/Optimizer.h"
 
 using namespace fastnn::cuda;
+using fastnn::runtime::checkOptimizerDesc;
+using fastnn::runtime::describeOptimizer;
+using fastnn::runtime::optimizerKindName;
+using fastnn::runtime::optimizerSlotCount;
 
 namespace {
 
-const char *kindName(int64_t Kind) {
-  static const char *const Names[] = {"sgd",  "momentum", "rmsprop",
-                                      "adam", "adagrad",  "adadelta",
-                                      "ftrl", "adamw"};
-  return Kind >= FNN_OPT_SGD && Kind <= FNN_OPT_ADAMW ? Names[Kind] : "?";
-}
-
-/// Slots each kind reads (the ABI's table).
-int slotCount(int64_t Kind) {
-  switch (Kind) {
-  case FNN_OPT_SGD:
-    return 0;
-  case FNN_OPT_MOMENTUM:
-  case FNN_OPT_ADAGRAD:
-    return 1;
-  default:
-    return 2;
-  }
-}
-
 struct OptimizerKernel final : CudaKernel {
-  OptimizerKernel(fnn_device &Device, const OptimizerParams &H)
+  OptimizerKernel(fnn_device &Device, const OptimizerHyperparameters &H)
       : CudaKernel(Device), Params(H), State(sizeof(OptimizerState)) {}
-  OptimizerParams Params;
+  OptimizerHyperparameters Params;
   DeviceBuffer State;
 };
-
-std::string describe(const fnn_optimizer_desc &D) {
-  std::ostringstream S;
-  S << "optimizer " << kindName(D.kind) << " (kind " << D.kind << "), "
-    << D.num_elements << " elements";
-  return S.str();
-}
 
 void apply(fnn_kernel *Handle, void *Param, const void *Grad, void *Slot0,
            void *Slot1, const void *LearningRate, const void *Step,
            const void *Apply) {
   auto &K = static_cast<OptimizerKernel &>(*Handle);
-  const OptimizerParams &H = K.Params;
-  int Slots = slotCount(H.Kind);
+  const OptimizerHyperparameters &H = K.Params;
+  int Slots = optimizerSlotCount(H.Kind);
   if (!Param || !Grad || !LearningRate || (Slots > 0 && !Slot0) ||
       (Slots > 1 && !Slot1) || (H.Kind == FNN_OPT_ADAM && !Step)) {
     fastnn::runtime::setLastError(std::string("fnn_optimizer_apply: ") +
-                                  kindName(H.Kind) +
+                                  optimizerKindName(H.Kind) +
                                   " called with a null tensor");
     return;
   }
@@ -78,26 +55,16 @@ extern "C" fnn_kernel *fnn_optimizer_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_optimizer_create", Device, Desc,
       [Device](const fnn_optimizer_desc &D) {
-        checkF32(D.dtype);
-        if (D.kind < FNN_OPT_SGD || D.kind > FNN_OPT_ADAMW)
-          throw KernelError("unknown optimizer kind " + std::to_string(D.kind));
-        if (D.num_elements < 1)
-          throw KernelError("num_elements must be >= 1");
-        if (D.kind == FNN_OPT_FTRL &&
-            !(D.learning_rate_power <= 0 && D.l1 >= 0 && D.l2 >= 0 &&
-              D.initial_accumulator_value >= 0))
-          throw KernelError("ftrl needs learning_rate_power <= 0, l1 >= 0, "
-                            "l2 >= 0 and initial_accumulator_value >= 0");
-        if (D.kind == FNN_OPT_ADAGRAD && !(D.initial_accumulator_value > 0))
-          throw KernelError("adagrad needs initial_accumulator_value > 0");
-        auto K = std::make_unique<OptimizerKernel>(*Device, optimizerParams(D));
+        checkOptimizerDesc(D);
+        auto K = std::make_unique<OptimizerKernel>(*Device,
+                                                   optimizerHyperparameters(D));
         const OptimizerState Initial{{0, 1.f, 1.f}, 0.f};
         check(cudaMemcpy(K->State.get(), &Initial, sizeof(Initial),
                          cudaMemcpyHostToDevice),
               "initialising the optimizer state");
         return K;
       },
-      describe);
+      describeOptimizer);
 }
 
 extern "C" void fnn_optimizer_apply(fnn_kernel *Kernel, void *Param,

@@ -20,14 +20,14 @@ constexpr int Threads = 256;
 
 /// Adam's beta powers advance once per update, on one thread, before the
 /// elements read the step size.
-__global__ void advanceAdam(OptimizerParams H, OptimizerState *State,
+__global__ void advanceAdam(OptimizerHyperparameters H, OptimizerState *State,
                             const float *LearningRate, const int64_t *Step,
                             const unsigned char *Apply) {
   if (optimizerApplies(Apply))
     beginOptimizerUpdate(H, *State, *LearningRate, *Step);
 }
 
-__global__ void update(OptimizerParams H, const OptimizerState *State,
+__global__ void update(OptimizerHyperparameters H, const OptimizerState *State,
                        float *Var, const float *G, float *S0, float *S1,
                        const float *LearningRate, const unsigned char *Apply) {
   if (!optimizerApplies(Apply))
@@ -41,7 +41,7 @@ __global__ void update(OptimizerParams H, const OptimizerState *State,
 
 } // namespace
 
-void launchOptimizer(const OptimizerParams &H, OptimizerState *State,
+void launchOptimizer(const OptimizerHyperparameters &H, OptimizerState *State,
                      float *Var, const float *G, float *S0, float *S1,
                      const float *LearningRate, const int64_t *Step,
                      const unsigned char *Apply, cudaStream_t Stream) {

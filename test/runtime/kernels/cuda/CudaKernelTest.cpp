@@ -549,7 +549,7 @@ TEST_F(CudaTest, OptimizersMatchTheirHostMathBitForBit) {
     D.weight_decay_rate = 0.01;
     KernelPtr Opt(fnn_optimizer_create(Device, &D));
     ASSERT_NE(Opt, nullptr) << fnn_last_error();
-    OptimizerParams H = optimizerParams(D);
+    OptimizerHyperparameters H = optimizerHyperparameters(D);
     OptimizerState State{{0, 1.f, 1.f}, 0.f};
     std::vector<float> Var = randomData(1000, 1), S0(1000, 0.1f),
                        S1(1000, Kind == FNN_OPT_RMSPROP ? 1.f : 0.f);

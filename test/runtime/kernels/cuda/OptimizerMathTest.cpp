@@ -83,7 +83,7 @@ void expectSameBits(const std::vector<float> &Cuda,
 }
 
 /// One update as the CUDA kernels make it, on the host.
-void cudaUpdate(const OptimizerParams &H, OptimizerState &State,
+void cudaUpdate(const OptimizerHyperparameters &H, OptimizerState &State,
                 std::vector<float> &Var, const std::vector<float> &G,
                 std::vector<float> &S0, std::vector<float> &S1, float Lr,
                 int64_t Step, const unsigned char *Apply) {
@@ -105,7 +105,7 @@ TEST_P(OptimizerMath, MatchesTheCpuKernelBitForBit) {
   const int64_t N = C.Desc.num_elements;
   KernelPtr Cpu(fnn_optimizer_create(Device, &C.Desc));
   ASSERT_NE(Cpu, nullptr) << fnn_last_error();
-  OptimizerParams H = optimizerParams(C.Desc);
+  OptimizerHyperparameters H = optimizerHyperparameters(C.Desc);
   OptimizerState State{{0, 1.f, 1.f}, 0.f};
 
   std::vector<float> VarCpu = randomData(N, 1), VarCuda = VarCpu;
@@ -135,7 +135,7 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, OptimizerMath, ::testing::ValuesIn(cases()),
 
 TEST(OptimizerMathFlag, ASkippedUpdateLeavesEverything) {
   fnn_optimizer_desc D = optimizer(FNN_OPT_ADAM);
-  OptimizerParams H = optimizerParams(D);
+  OptimizerHyperparameters H = optimizerHyperparameters(D);
   OptimizerState State{{0, 1.f, 1.f}, 0.f};
   std::vector<float> Var = randomData(D.num_elements, 3), G = Var;
   std::vector<float> S0(D.num_elements, 0), S1(D.num_elements, 0);
