@@ -200,12 +200,13 @@ void TrainingRun::initFromOnnx() {
   const std::string Path = localPath(H.getString("init_from_onnx"));
   OnnxInitializers From;
   if (Status S = readOnnxInitializers(Path, From); !S.ok())
-    fail(where(H, "init_from_onnx") + ": " + S.message());
+    fail(H.origin("init_from_onnx") + ": " + S.message());
   RestoreReport Report;
-  if (Status S = restoreTensors(From.Tensors, Path, M.State, arena(),
-                                RestoreMode::Initialize, Report);
+  if (Status S =
+          restoreTensors(From.Tensors, where(H, "init_from_onnx"), M.State,
+                         arena(), RestoreMode::Initialize, Report);
       !S.ok())
-    fail(where(H, "init_from_onnx") + ": " + S.message() +
+    fail(S.message() +
          "; the ONNX model must have this model's parameters (the one "
          "train.bin was compiled from, with other weights)");
   std::printf("train.bin: starting from the weights of %s: %lld parameters "
@@ -215,8 +216,8 @@ void TrainingRun::initFromOnnx() {
     std::string Names;
     for (size_t I = 0; I < Report.Unused.size() && I < 3; ++I)
       Names += (I ? ", '" : "'") + Report.Unused[I] + "'";
-    std::printf("train.bin: warning: %s: %zu initializers are not parameters "
-                "of the model and were not used: %s%s\n",
+    std::printf("train.bin: warning: %s: %zu of its initializers are not "
+                "parameters of the model and were not used: %s%s\n",
                 Path.c_str(), Report.Unused.size(), Names.c_str(),
                 Report.Unused.size() > 3 ? ", ..." : "");
   }
