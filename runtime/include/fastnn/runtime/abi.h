@@ -473,7 +473,14 @@ void fnn_comm_finalize(void);
  * travel in their own type, and each element of the result is the float32
  * sum (or mean) of the processes' values, in rank order, rounded once to
  * the type (inf and NaN propagate, a sum past the type's range is inf),
- * the same bits on every process.
+ * the same bits on every process. On CUDA devices reduced by NCCL (one
+ * process per GPU) NCCL sums in the bucket's type, each addition of its
+ * ring or tree rounded to it, and a mean is ncclAvg (each value times 1/K,
+ * then summed): still the same bits on every process, but for half types
+ * not the float32 rule above (up to K - 1 roundings instead of one, inf
+ * sooner for float16).
+ * Where NCCL is missing or processes share a GPU, CUDA buckets are staged
+ * through host memory and follow the rule above.
  * Every process starts the same kernels in the same order. A collective
  * that fails (a peer died) prints one line naming this rank and ends the
  * job through fnn_comm_abort. With one process both calls return at once. */
