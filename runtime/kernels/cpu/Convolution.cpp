@@ -2,66 +2,28 @@
 
 #include "Kernel.h"
 
-#include <sstream>
+#include "fastnn/runtime/OpDescriptors.h"
 
 using namespace fastnn::cpu;
 using dnnl::memory;
+using fastnn::runtime::checkConv2dGeometry;
+using fastnn::runtime::checkConv2dOperands;
+using fastnn::runtime::describeConv2d;
 
 namespace {
 /// Operand slots, in the order build() adds them.
 enum Slot { SrcSlot, WeightsSlot, BiasSlot, DstSlot };
 
-/// Output extent of one spatial dimension (the floor formula oneDNN checks).
-int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
-                   int64_t PadBegin, int64_t PadEnd) {
-  return (In + PadBegin + PadEnd - ((Kernel - 1) * Dilation + 1)) / Stride + 1;
-}
-
-std::string describe(const fnn_conv2d_desc &D) {
-  std::ostringstream S;
-  S << "conv2d input " << shapeText(D.input) << " " << layoutName(D.layout)
-    << ", filter " << shapeText(D.filter) << ", output " << shapeText(D.output)
-    << ", groups " << D.groups << ", strides " << formatPair(D.strides)
-    << ", pads " << D.pads[0] << "," << D.pads[1] << "," << D.pads[2] << ","
-    << D.pads[3] << ", dilations " << formatPair(D.dilations)
-    << (D.has_bias ? ", bias" : "")
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
-  return S.str();
-}
-
 void build(CpuKernel &K, const fnn_conv2d_desc &D) {
-  checkFloatType(D.dtype);
-  checkLayout(D.layout);
-  checkPostOp(D.post_op);
-  checkShape(D.input, "input", 4, 4);
-  checkShape(D.filter, "filter", 4, 4);
-  checkShape(D.output, "output", 4, 4);
+  checkConv2dOperands(D);
+  checkConv2dGeometry(D);
   bool Nhwc = D.layout == FNN_NHWC;
-  auto Channels = [&](const fnn_shape &S) { return S.dims[Nhwc ? 3 : 1]; };
-  auto Height = [&](const fnn_shape &S) { return S.dims[Nhwc ? 1 : 2]; };
-  auto Width = [&](const fnn_shape &S) { return S.dims[Nhwc ? 2 : 3]; };
   // Filter: OIHW for NCHW, OHWI for NHWC.
   int64_t O = D.filter.dims[0];
   int64_t I = D.filter.dims[Nhwc ? 3 : 1];
   int64_t KH = D.filter.dims[Nhwc ? 1 : 2];
   int64_t KW = D.filter.dims[Nhwc ? 2 : 3];
-  int64_t C = Channels(D.input), G = D.groups;
-  if (G < 1 || C % G != 0 || O % G != 0 || I * G != C)
-    throw KernelError("filter input channels times groups must equal the "
-                      "input channels, and groups must divide both channel "
-                      "counts");
-  if (D.output.dims[0] != D.input.dims[0] || Channels(D.output) != O)
-    throw KernelError("output batch or channels do not match input/filter");
-  for (int J = 0; J < 2; ++J)
-    if (D.strides[J] < 1 || D.dilations[J] < 1 || D.pads[J] < 0 ||
-        D.pads[J + 2] < 0)
-      throw KernelError("strides and dilations must be >= 1, pads >= 0");
-  if (convExtent(Height(D.input), KH, D.strides[0], D.dilations[0], D.pads[0],
-                 D.pads[2]) != Height(D.output) ||
-      convExtent(Width(D.input), KW, D.strides[1], D.dilations[1], D.pads[1],
-                 D.pads[3]) != Width(D.output))
-    throw KernelError("output height/width do not follow from input, filter, "
-                      "strides, pads and dilations");
+  int64_t C = D.input.dims[Nhwc ? 3 : 1], G = D.groups;
 
   const memory::data_type Storage = storageType(D.dtype);
   const memory::data_type Compute = computeType(D.dtype);
@@ -154,7 +116,9 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
 
 extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
                                          const fnn_conv2d_desc *Desc) {
-  return createKernel("fnn_conv2d_create", Device, Desc, build, describe);
+  return createKernel(
+      "fnn_conv2d_create", Device, Desc, build,
+      [](const fnn_conv2d_desc &D) { return describeConv2d(D, ""); });
 }
 
 extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,

@@ -8,23 +8,16 @@
 
 #include "Kernel.h"
 
-#include <sstream>
+#include "fastnn/runtime/OpDescriptors.h"
 
 using namespace fastnn::cpu;
 using dnnl::memory;
+using fastnn::runtime::checkMatmulDesc;
+using fastnn::runtime::describeMatmul;
 
 namespace {
 /// Operand slots, in the order build() adds them.
 enum Slot { ASlot, BSlot, BiasSlot, DstSlot };
-
-std::string describe(const fnn_matmul_desc &D) {
-  std::ostringstream S;
-  S << "matmul a " << shapeText(D.a) << (D.transpose_a ? " (transposed)" : "")
-    << ", b " << shapeText(D.b) << (D.transpose_b ? " (transposed)" : "")
-    << ", output " << shapeText(D.output) << (D.has_bias ? ", bias" : "")
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
-  return S.str();
-}
 
 /// \p Shape left-padded with 1s to \p Rank, row-major strides, and the last
 /// two dimensions swapped (in dims and strides) when \p Transposed.
@@ -46,14 +39,8 @@ memory::desc operandDesc(const fnn_shape &Shape, size_t Rank, bool Transposed,
 }
 
 void build(CpuKernel &K, const fnn_matmul_desc &D) {
-  checkFloatType(D.dtype);
-  checkPostOp(D.post_op);
-  checkShape(D.a, "a", 2, FNN_MAX_RANK);
-  checkShape(D.b, "b", 2, FNN_MAX_RANK);
-  checkShape(D.output, "output", 2, FNN_MAX_RANK);
+  checkMatmulDesc(D);
   size_t Rank = D.output.rank;
-  if (D.a.rank > D.output.rank || D.b.rank > D.output.rank)
-    throw KernelError("a and b may not have a higher rank than the output");
   const memory::data_type Storage = storageType(D.dtype);
   const memory::data_type Compute = computeType(D.dtype);
   memory::desc ADesc = operandDesc(D.a, Rank, D.transpose_a, Storage);
@@ -98,7 +85,7 @@ void build(CpuKernel &K, const fnn_matmul_desc &D) {
 
 extern "C" fnn_kernel *fnn_matmul_create(fnn_device *Device,
                                          const fnn_matmul_desc *Desc) {
-  return createKernel("fnn_matmul_create", Device, Desc, build, describe);
+  return createKernel("fnn_matmul_create", Device, Desc, build, describeMatmul);
 }
 
 extern "C" void fnn_matmul_forward(fnn_kernel *Handle, const void *A,

@@ -13,11 +13,14 @@
 
 #include "Kernel.h"
 
+#include "fastnn/runtime/OpDescriptors.h"
+
 #include <algorithm>
 #include <sstream>
 
 using namespace fastnn::cpu;
 using dnnl::memory;
+using fastnn::runtime::checkPool2dDesc;
 
 namespace {
 /// Operand slots of the forward kernels, in the order buildForward() adds
@@ -72,22 +75,9 @@ memory::desc computeDesc(const fnn_pool2d_desc &D, const fnn_shape &Shape) {
 /// \p D is made from.
 dnnl::pooling_v2_forward::desc poolingDesc(const fnn_pool2d_desc &D,
                                            dnnl::prop_kind PropKind) {
-  checkFloatType(D.dtype);
-  checkLayout(D.layout);
-  checkShape(D.input, "input", 4, 4);
-  checkShape(D.output, "output", 4, 4);
-  if (D.kind != FNN_POOL_MAX && D.kind != FNN_POOL_AVG)
-    throw KernelError("unknown pooling kind " + std::to_string(D.kind));
+  checkPool2dDesc(D);
   bool Nhwc = D.layout == FNN_NHWC;
-  int C = Nhwc ? 3 : 1, H = Nhwc ? 1 : 2, W = Nhwc ? 2 : 3;
-  if (D.input.dims[0] != D.output.dims[0] ||
-      D.input.dims[C] != D.output.dims[C])
-    throw KernelError("output batch or channels differ from the input's");
-  for (int J = 0; J < 2; ++J)
-    if (D.kernel[J] < 1 || D.strides[J] < 1 || D.dilations[J] < 1 ||
-        D.pads[J] < 0 || D.pads[J + 2] < 0)
-      throw KernelError("kernel, strides and dilations must be >= 1, pads "
-                        ">= 0");
+  int H = Nhwc ? 1 : 2, W = Nhwc ? 2 : 3;
 
   memory::dims PadR(2);
   for (int J = 0; J < 2; ++J) {

@@ -2,51 +2,19 @@
 
 #include "Kernel.h"
 
-#include <sstream>
+#include "fastnn/runtime/OpDescriptors.h"
 
 using namespace fastnn::cpu;
 using dnnl::memory;
+using fastnn::runtime::checkReduceShapes;
+using fastnn::runtime::describeReduce;
 
 namespace {
 /// Operand slots, in the order build() adds them.
 enum Slot { SrcSlot, DstSlot };
 
-const char *kindName(int64_t Kind) {
-  switch (Kind) {
-  case FNN_REDUCE_SUM:
-    return "sum";
-  case FNN_REDUCE_MEAN:
-    return "mean";
-  case FNN_REDUCE_MAX:
-    return "max";
-  case FNN_REDUCE_MIN:
-    return "min";
-  default:
-    return "?";
-  }
-}
-
-std::string describe(const fnn_reduce_desc &D) {
-  std::ostringstream S;
-  S << "reduce " << kindName(D.kind) << " input " << shapeText(D.input)
-    << ", output " << shapeText(D.output);
-  return S.str();
-}
-
 void build(CpuKernel &K, const fnn_reduce_desc &D) {
-  checkF32(D.dtype);
-  checkShape(D.input, "input", 1, FNN_MAX_RANK);
-  checkShape(D.output, "output", 1, FNN_MAX_RANK);
-  if (D.input.rank != D.output.rank)
-    throw KernelError("output rank differs from the input's (reduced "
-                      "dimensions stay as 1)");
-  bool Reduces = false;
-  for (int64_t I = 0; I < D.input.rank; ++I) {
-    if (D.output.dims[I] != D.input.dims[I] && D.output.dims[I] != 1)
-      throw KernelError("output dimension " + std::to_string(I) +
-                        " is neither the input's nor 1");
-    Reduces |= D.output.dims[I] != D.input.dims[I];
-  }
+  bool Reduces = checkReduceShapes(D);
   memory::desc SrcDesc = denseDesc(toDims(D.input));
   memory::desc DstDesc = denseDesc(toDims(D.output));
   K.addOperand(SrcDesc);
@@ -87,7 +55,7 @@ void build(CpuKernel &K, const fnn_reduce_desc &D) {
 
 extern "C" fnn_kernel *fnn_reduce_create(fnn_device *Device,
                                          const fnn_reduce_desc *Desc) {
-  return createKernel("fnn_reduce_create", Device, Desc, build, describe);
+  return createKernel("fnn_reduce_create", Device, Desc, build, describeReduce);
 }
 
 extern "C" void fnn_reduce_forward(fnn_kernel *Handle, const void *Input,

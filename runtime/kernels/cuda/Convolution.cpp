@@ -27,28 +27,14 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
-#include <sstream>
+#include "fastnn/runtime/OpDescriptors.h"
 
 using namespace fastnn::cuda;
+using fastnn::runtime::checkConv2dGeometry;
+using fastnn::runtime::checkConv2dOperands;
+using fastnn::runtime::describeConv2d;
 
 namespace {
-
-int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
-                   int64_t PadBegin, int64_t PadEnd) {
-  return (In + PadBegin + PadEnd - ((Kernel - 1) * Dilation + 1)) / Stride + 1;
-}
-
-std::string describe(const fnn_conv2d_desc &D, const char *Mode) {
-  std::ostringstream S;
-  S << "conv2d" << Mode << " input " << shapeText(D.input) << " "
-    << layoutName(D.layout) << ", filter " << shapeText(D.filter) << ", output "
-    << shapeText(D.output) << ", groups " << D.groups << ", strides "
-    << formatPair(D.strides) << ", pads " << D.pads[0] << "," << D.pads[1]
-    << "," << D.pads[2] << "," << D.pads[3] << ", dilations "
-    << formatPair(D.dilations) << (D.has_bias ? ", bias" : "")
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
-  return S.str();
-}
 
 ActivationShape activationShape(const fnn_shape &S, int64_t Layout) {
   bool Nhwc = Layout == FNN_NHWC;
@@ -130,15 +116,11 @@ const Perf &choose(const Perf *Results, int Count, int64_t DType,
 
 std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
                                   bool Backward) {
-  checkFloatType(D.dtype);
-  checkLayout(D.layout);
-  checkPostOp(D.post_op);
-  checkShape(D.input, "input", 4, 4);
-  checkShape(D.filter, "filter", 4, 4);
-  checkShape(D.output, "output", 4, 4);
+  checkConv2dOperands(D);
   if (Backward && D.post_op != FNN_POST_NONE)
     throw KernelError("post_op must be FNN_POST_NONE for the backward (the "
                       "compiler applies the relu gradient itself)");
+  checkConv2dGeometry(D);
   const bool Nhwc = D.layout == FNN_NHWC;
   ActivationShape In = activationShape(D.input, D.layout);
   ActivationShape Out = activationShape(D.output, D.layout);
@@ -146,23 +128,6 @@ std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
   int64_t I = D.filter.dims[Nhwc ? 3 : 1];
   int64_t KH = D.filter.dims[Nhwc ? 1 : 2];
   int64_t KW = D.filter.dims[Nhwc ? 2 : 3];
-  int64_t G = D.groups;
-  if (G < 1 || In.C % G != 0 || O % G != 0 || I * G != In.C)
-    throw KernelError("filter input channels times groups must equal the "
-                      "input channels, and groups must divide both channel "
-                      "counts");
-  if (Out.N != In.N || Out.C != O)
-    throw KernelError("output batch or channels do not match input/filter");
-  for (int J = 0; J < 2; ++J)
-    if (D.strides[J] < 1 || D.dilations[J] < 1 || D.pads[J] < 0 ||
-        D.pads[J + 2] < 0)
-      throw KernelError("strides and dilations must be >= 1, pads >= 0");
-  if (convExtent(In.H, KH, D.strides[0], D.dilations[0], D.pads[0],
-                 D.pads[2]) != Out.H ||
-      convExtent(In.W, KW, D.strides[1], D.dilations[1], D.pads[1],
-                 D.pads[3]) != Out.W)
-    throw KernelError("output height/width do not follow from input, filter, "
-                      "strides, pads and dilations");
 
   auto K = std::make_unique<ConvKernel>(Device);
   K->DType = D.dtype;
@@ -278,7 +243,7 @@ extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_conv2d_create", Device, Desc,
       [Device](const fnn_conv2d_desc &D) { return build(*Device, D, false); },
-      [](const fnn_conv2d_desc &D) { return describe(D, ""); });
+      [](const fnn_conv2d_desc &D) { return describeConv2d(D, ""); });
 }
 
 extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,
@@ -308,7 +273,7 @@ extern "C" fnn_kernel *fnn_conv2d_backward_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_conv2d_backward_create", Device, Desc,
       [Device](const fnn_conv2d_desc &D) { return build(*Device, D, true); },
-      [](const fnn_conv2d_desc &D) { return describe(D, " backward"); });
+      [](const fnn_conv2d_desc &D) { return describeConv2d(D, " backward"); });
 }
 
 extern "C" void fnn_conv2d_backward(fnn_kernel *Handle, const void *Input,

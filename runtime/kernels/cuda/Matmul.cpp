@@ -18,9 +18,11 @@
 
 #include "CudaKernel.h"
 
-#include <sstream>
+#include "fastnn/runtime/OpDescriptors.h"
 
 using namespace fastnn::cuda;
+using fastnn::runtime::checkMatmulDesc;
+using fastnn::runtime::describeMatmul;
 
 namespace {
 
@@ -49,15 +51,6 @@ struct MatmulKernel final : CudaKernel {
   bool HasBias = false;
   std::vector<MatmulCall> Calls;
 };
-
-std::string describe(const fnn_matmul_desc &D) {
-  std::ostringstream S;
-  S << "matmul a " << shapeText(D.a) << (D.transpose_a ? " (transposed)" : "")
-    << ", b " << shapeText(D.b) << (D.transpose_b ? " (transposed)" : "")
-    << ", output " << shapeText(D.output) << (D.has_bias ? ", bias" : "")
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
-  return S.str();
-}
 
 /// \p Shape left-padded with 1s to \p Rank.
 std::vector<int64_t> padded(const fnn_shape &Shape, size_t Rank) {
@@ -92,14 +85,8 @@ void layout(LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> &L,
 
 std::unique_ptr<MatmulKernel> build(fnn_device &Device,
                                     const fnn_matmul_desc &D) {
-  checkFloatType(D.dtype);
-  checkPostOp(D.post_op);
-  checkShape(D.a, "a", 2, FNN_MAX_RANK);
-  checkShape(D.b, "b", 2, FNN_MAX_RANK);
-  checkShape(D.output, "output", 2, FNN_MAX_RANK);
+  checkMatmulDesc(D);
   const size_t Rank = D.output.rank;
-  if (D.a.rank > D.output.rank || D.b.rank > D.output.rank)
-    throw KernelError("a and b may not have a higher rank than the output");
   std::vector<int64_t> A = padded(D.a, Rank), B = padded(D.b, Rank),
                        Out = padded(D.output, Rank);
   // Logical M x K and K x N from the stored shapes.
@@ -233,7 +220,7 @@ extern "C" fnn_kernel *fnn_matmul_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_matmul_create", Device, Desc,
       [Device](const fnn_matmul_desc &D) { return build(*Device, D); },
-      describe);
+      describeMatmul);
 }
 
 extern "C" void fnn_matmul_forward(fnn_kernel *Handle, const void *A,

@@ -10,10 +10,13 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
+#include "fastnn/runtime/OpDescriptors.h"
+
 #include <cstring>
 #include <sstream>
 
 using namespace fastnn::cuda;
+using fastnn::runtime::checkPool2dDesc;
 
 namespace {
 
@@ -47,22 +50,9 @@ std::string describe(const fnn_pool2d_desc &D) {
 }
 
 void checkDesc(const fnn_pool2d_desc &D) {
-  checkFloatType(D.dtype);
-  checkLayout(D.layout);
-  checkShape(D.input, "input", 4, 4);
-  checkShape(D.output, "output", 4, 4);
-  if (D.kind != FNN_POOL_MAX && D.kind != FNN_POOL_AVG)
-    throw KernelError("unknown pooling kind " + std::to_string(D.kind));
+  checkPool2dDesc(D);
   bool Nhwc = D.layout == FNN_NHWC;
-  int C = Nhwc ? 3 : 1, H = Nhwc ? 1 : 2, W = Nhwc ? 2 : 3;
-  if (D.input.dims[0] != D.output.dims[0] ||
-      D.input.dims[C] != D.output.dims[C])
-    throw KernelError("output batch or channels differ from the input's");
-  for (int J = 0; J < 2; ++J)
-    if (D.kernel[J] < 1 || D.strides[J] < 1 || D.dilations[J] < 1 ||
-        D.pads[J] < 0 || D.pads[J + 2] < 0)
-      throw KernelError("kernel, strides and dilations must be >= 1, pads "
-                        ">= 0");
+  int H = Nhwc ? 1 : 2, W = Nhwc ? 2 : 3;
   // Every window must start inside the padded input (what oneDNN, and so
   // the CPU kernel, accepts: ceil mode adds at most one such window).
   for (int J = 0; J < 2; ++J) {

@@ -9,9 +9,11 @@
 
 #include "CudaKernel.h"
 
-#include <sstream>
+#include "fastnn/runtime/OpDescriptors.h"
 
 using namespace fastnn::cuda;
+using fastnn::runtime::checkReduceShapes;
+using fastnn::runtime::describeReduce;
 
 namespace {
 
@@ -22,28 +24,6 @@ struct ReduceKernel final : CudaKernel {
   bool Reduces = false;
   size_t Bytes = 0, WorkspaceBytes = 0;
 };
-
-const char *kindName(int64_t Kind) {
-  switch (Kind) {
-  case FNN_REDUCE_SUM:
-    return "sum";
-  case FNN_REDUCE_MEAN:
-    return "mean";
-  case FNN_REDUCE_MAX:
-    return "max";
-  case FNN_REDUCE_MIN:
-    return "min";
-  default:
-    return "?";
-  }
-}
-
-std::string describe(const fnn_reduce_desc &D) {
-  std::ostringstream S;
-  S << "reduce " << kindName(D.kind) << " input " << shapeText(D.input)
-    << ", output " << shapeText(D.output);
-  return S.str();
-}
 
 std::vector<int> dimsOf(const fnn_shape &Shape) {
   std::vector<int> Dims;
@@ -62,19 +42,8 @@ extern "C" fnn_kernel *fnn_reduce_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_reduce_create", Device, Desc,
       [Device](const fnn_reduce_desc &D) {
-        checkF32(D.dtype);
-        checkShape(D.input, "input", 1, FNN_MAX_RANK);
-        checkShape(D.output, "output", 1, FNN_MAX_RANK);
-        if (D.input.rank != D.output.rank)
-          throw KernelError("output rank differs from the input's (reduced "
-                            "dimensions stay as 1)");
         auto K = std::make_unique<ReduceKernel>(*Device);
-        for (int64_t I = 0; I < D.input.rank; ++I) {
-          if (D.output.dims[I] != D.input.dims[I] && D.output.dims[I] != 1)
-            throw KernelError("output dimension " + std::to_string(I) +
-                              " is neither the input's nor 1");
-          K->Reduces |= D.output.dims[I] != D.input.dims[I];
-        }
+        K->Reduces = checkReduceShapes(D);
         cudnnReduceTensorOp_t Op;
         switch (D.kind) {
         case FNN_REDUCE_SUM:
@@ -109,7 +78,7 @@ extern "C" fnn_kernel *fnn_reduce_create(fnn_device *Device,
         reserveWorkspace(*Device, K->WorkspaceBytes);
         return K;
       },
-      describe);
+      describeReduce);
 }
 
 extern "C" void fnn_reduce_forward(fnn_kernel *Handle, const void *Input,

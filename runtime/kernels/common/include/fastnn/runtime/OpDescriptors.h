@@ -1,0 +1,50 @@
+//===- OpDescriptors.h - descriptor checks every backend makes --*- C++ -*-===//
+//
+// What an op's descriptor means independently of the device: the checks a
+// *_create makes before the kernel library sees the descriptor (their
+// messages are the ABI's, the same on every backend), the arithmetic they
+// rest on, and the descriptor's text in fnn_last_error.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FASTNN_RUNTIME_OPDESCRIPTORS_H
+#define FASTNN_RUNTIME_OPDESCRIPTORS_H
+
+#include "fastnn/runtime/abi.h"
+
+#include <cstdint>
+#include <string>
+
+namespace fastnn::runtime {
+
+/// "sum", "mean", "max", "min" ("?" for a kind the ABI does not have).
+const char *reduceKindName(int64_t Kind);
+std::string describeReduce(const fnn_reduce_desc &D);
+/// Checks \p D's type and shapes (the output keeps the input's rank, each
+/// dimension the input's or 1; not the kind) and returns whether any
+/// dimension is reduced: a reduction over nothing is a copy.
+bool checkReduceShapes(const fnn_reduce_desc &D);
+
+/// Checks \p D's type, layout, shapes, kind and window parameters; not
+/// whether the output's height and width follow from them.
+void checkPool2dDesc(const fnn_pool2d_desc &D);
+
+std::string describeMatmul(const fnn_matmul_desc &D);
+/// Checks \p D's type, post-op, and operand ranks; not the dimensions.
+void checkMatmulDesc(const fnn_matmul_desc &D);
+
+/// Output extent of one spatial dimension of a convolution (the floor
+/// formula).
+int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
+                   int64_t PadBegin, int64_t PadEnd);
+/// Checks \p D's type, layout, post-op and operand ranks.
+void checkConv2dOperands(const fnn_conv2d_desc &D);
+/// Checks \p D's groups, channels, strides, pads and dilations, and that the
+/// output's height and width follow from them.
+void checkConv2dGeometry(const fnn_conv2d_desc &D);
+/// "conv2d<Mode> input ...", e.g. Mode " backward".
+std::string describeConv2d(const fnn_conv2d_desc &D, const char *Mode);
+
+} // namespace fastnn::runtime
+
+#endif // FASTNN_RUNTIME_OPDESCRIPTORS_H
