@@ -49,6 +49,24 @@ template <> __device__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float X) {
   return __float2bfloat16_rn(X);
 }
 
+/// The element type of an activation of \p DType, as a tag.
+template <typename T> struct ElementType { using Type = T; };
+
+/// Calls \p Launch with the ElementType of \p DType (float16, bfloat16,
+/// else float32).
+template <typename Fn> void withElementType(int64_t DType, Fn Launch) {
+  switch (DType) {
+  case FNN_F16:
+    Launch(ElementType<__half>());
+    break;
+  case FNN_BF16:
+    Launch(ElementType<__nv_bfloat16>());
+    break;
+  default:
+    Launch(ElementType<float>());
+  }
+}
+
 /// Element offsets of an activation: plane (n, c) base and (h, w) strides.
 struct Planes {
   int64_t RowStride, ColStride;
@@ -80,6 +98,22 @@ __device__ void coordinates(const ActivationShape &S, int64_t I, int64_t &N,
   }
 }
 
+/// The number of elements of an activation.
+__host__ __device__ int64_t elementCount(const ActivationShape &S) {
+  return S.N * S.C * S.H * S.W;
+}
+
+/// This thread's element of \p S: its linear index \p I and (n, c, h, w);
+/// false for a thread past the end (the last block is not full).
+__device__ bool threadElement(const ActivationShape &S, int64_t &I, int64_t &N,
+                              int64_t &C, int64_t &H, int64_t &W) {
+  I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (I >= elementCount(S))
+    return false;
+  coordinates(S, I, N, C, H, W);
+  return true;
+}
+
 __device__ int64_t offsetOf(const ActivationShape &S, int64_t N, int64_t C,
                             int64_t H, int64_t W) {
   return S.Nhwc ? ((N * S.H + H) * S.W + W) * S.C + C
@@ -90,12 +124,9 @@ template <typename T>
 __global__ void poolForward(PoolGeometry G, ActivationShape In,
                             ActivationShape Out, const T *Input, T *Output,
                             int32_t *Argmax) {
-  int64_t Count = Out.N * Out.C * Out.H * Out.W;
-  int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (I >= Count)
+  int64_t I, N, C, Oh, Ow;
+  if (!threadElement(Out, I, N, C, Oh, Ow))
     return;
-  int64_t N, C, Oh, Ow;
-  coordinates(Out, I, N, C, Oh, Ow);
   Planes P(In);
   const T *Plane = Input + Planes::base(In, N, C);
   auto Load = [&](int64_t H, int64_t W) {
@@ -109,12 +140,9 @@ template <typename T>
 __global__ void poolBackward(PoolGeometry G, ActivationShape In,
                              ActivationShape Out, const T *GradOutput,
                              const int32_t *Argmax, T *GradInput) {
-  int64_t Count = In.N * In.C * In.H * In.W;
-  int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (I >= Count)
+  int64_t I, N, C, H, W;
+  if (!threadElement(In, I, N, C, H, W))
     return;
-  int64_t N, C, H, W;
-  coordinates(In, I, N, C, H, W);
   auto Grad = [&](int64_t Oh, int64_t Ow) {
     return toFloat(GradOutput[offsetOf(Out, N, C, Oh, Ow)]);
   };
@@ -130,12 +158,9 @@ ActivationShape outputShape(const PoolGeometry &G, const ActivationShape &In) {
 
 __global__ void lrnForward(LrnParams P, ActivationShape S, const float *Input,
                            float *Output) {
-  int64_t Count = S.N * S.C * S.H * S.W;
-  int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (I >= Count)
+  int64_t I, N, C, H, W;
+  if (!threadElement(S, I, N, C, H, W))
     return;
-  int64_t N, C, H, W;
-  coordinates(S, I, N, C, H, W);
   const float *Pixel = Input + offsetOf(S, N, 0, H, W);
   int64_t Stride = S.Nhwc ? 1 : S.H * S.W;
   auto X = [&](int64_t J) { return Pixel[J * Stride]; };
@@ -144,12 +169,9 @@ __global__ void lrnForward(LrnParams P, ActivationShape S, const float *Input,
 
 __global__ void lrnBackward(LrnParams P, ActivationShape S, const float *Input,
                             const float *GradOutput, float *GradInput) {
-  int64_t Count = S.N * S.C * S.H * S.W;
-  int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (I >= Count)
+  int64_t I, N, C, H, W;
+  if (!threadElement(S, I, N, C, H, W))
     return;
-  int64_t N, C, H, W;
-  coordinates(S, I, N, C, H, W);
   int64_t Base = offsetOf(S, N, 0, H, W);
   int64_t Stride = S.Nhwc ? 1 : S.H * S.W;
   auto X = [&](int64_t J) { return Input[Base + J * Stride]; };
@@ -174,13 +196,9 @@ __global__ void inverseStdDev(const float *Variance, float *InvStd,
 template <typename T>
 __global__ void padCopy(ActivationShape In, ActivationShape Padded, int64_t Top,
                         int64_t Left, const T *Src, T *Dst, bool Crop) {
-  const ActivationShape &Space = Crop ? In : Padded;
-  int64_t Count = Space.N * Space.C * Space.H * Space.W;
-  int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (I >= Count)
+  int64_t I, N, C, H, W;
+  if (!threadElement(Crop ? In : Padded, I, N, C, H, W))
     return;
-  int64_t N, C, H, W;
-  coordinates(Space, I, N, C, H, W);
   if (Crop) {
     Dst[I] = Src[offsetOf(Padded, N, C, H + Top, W + Left)];
     return;
@@ -196,23 +214,13 @@ void launchPoolForward(int64_t DType, const PoolGeometry &G,
                        const ActivationShape &In, const void *Input,
                        void *Output, int32_t *Argmax, cudaStream_t Stream) {
   ActivationShape Out = outputShape(G, In);
-  unsigned Blocks = blocksFor(Out.N * Out.C * Out.H * Out.W);
-  switch (DType) {
-  case FNN_F16:
+  unsigned Blocks = blocksFor(elementCount(Out));
+  withElementType(DType, [&](auto Element) {
+    using T = typename decltype(Element)::Type;
     poolForward<<<Blocks, Threads, 0, Stream>>>(
-        G, In, Out, static_cast<const __half *>(Input),
-        static_cast<__half *>(Output), Argmax);
-    break;
-  case FNN_BF16:
-    poolForward<<<Blocks, Threads, 0, Stream>>>(
-        G, In, Out, static_cast<const __nv_bfloat16 *>(Input),
-        static_cast<__nv_bfloat16 *>(Output), Argmax);
-    break;
-  default:
-    poolForward<<<Blocks, Threads, 0, Stream>>>(
-        G, In, Out, static_cast<const float *>(Input),
-        static_cast<float *>(Output), Argmax);
-  }
+        G, In, Out, static_cast<const T *>(Input), static_cast<T *>(Output),
+        Argmax);
+  });
   reportLaunch("fnn_pool2d_forward");
 }
 
@@ -221,38 +229,28 @@ void launchPoolBackward(int64_t DType, const PoolGeometry &G,
                         const int32_t *Argmax, void *GradInput,
                         cudaStream_t Stream) {
   ActivationShape Out = outputShape(G, In);
-  unsigned Blocks = blocksFor(In.N * In.C * In.H * In.W);
-  switch (DType) {
-  case FNN_F16:
+  unsigned Blocks = blocksFor(elementCount(In));
+  withElementType(DType, [&](auto Element) {
+    using T = typename decltype(Element)::Type;
     poolBackward<<<Blocks, Threads, 0, Stream>>>(
-        G, In, Out, static_cast<const __half *>(GradOutput), Argmax,
-        static_cast<__half *>(GradInput));
-    break;
-  case FNN_BF16:
-    poolBackward<<<Blocks, Threads, 0, Stream>>>(
-        G, In, Out, static_cast<const __nv_bfloat16 *>(GradOutput), Argmax,
-        static_cast<__nv_bfloat16 *>(GradInput));
-    break;
-  default:
-    poolBackward<<<Blocks, Threads, 0, Stream>>>(
-        G, In, Out, static_cast<const float *>(GradOutput), Argmax,
-        static_cast<float *>(GradInput));
-  }
+        G, In, Out, static_cast<const T *>(GradOutput), Argmax,
+        static_cast<T *>(GradInput));
+  });
   reportLaunch("fnn_pool2d_backward");
 }
 
 void launchLrnForward(const LrnParams &P, const ActivationShape &Shape,
                       const float *Input, float *Output, cudaStream_t Stream) {
-  lrnForward<<<blocksFor(Shape.N * Shape.C * Shape.H * Shape.W), Threads, 0,
-               Stream>>>(P, Shape, Input, Output);
+  lrnForward<<<blocksFor(elementCount(Shape)), Threads, 0, Stream>>>(
+      P, Shape, Input, Output);
   reportLaunch("fnn_lrn_forward");
 }
 
 void launchLrnBackward(const LrnParams &P, const ActivationShape &Shape,
                        const float *Input, const float *GradOutput,
                        float *GradInput, cudaStream_t Stream) {
-  lrnBackward<<<blocksFor(Shape.N * Shape.C * Shape.H * Shape.W), Threads, 0,
-                Stream>>>(P, Shape, Input, GradOutput, GradInput);
+  lrnBackward<<<blocksFor(elementCount(Shape)), Threads, 0, Stream>>>(
+      P, Shape, Input, GradOutput, GradInput);
   reportLaunch("fnn_lrn_backward");
 }
 
@@ -273,8 +271,7 @@ void launchInverseStdDev(const float *Variance, float *InvStd, int64_t Channels,
 void launchPadCopy(size_t ElementBytes, const ActivationShape &In,
                    const ActivationShape &Padded, int64_t Top, int64_t Left,
                    const void *Src, void *Dst, bool Crop, cudaStream_t Stream) {
-  const ActivationShape &Space = Crop ? In : Padded;
-  unsigned Blocks = blocksFor(Space.N * Space.C * Space.H * Space.W);
+  unsigned Blocks = blocksFor(elementCount(Crop ? In : Padded));
   if (ElementBytes == 2)
     padCopy<<<Blocks, Threads, 0, Stream>>>(In, Padded, Top, Left,
                                             static_cast<const uint16_t *>(Src),
