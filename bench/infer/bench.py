@@ -56,6 +56,9 @@ def main():
     versions = peer_versions()[:1]  # ONNX Runtime is .venv-torch2's
     rows = []
     with tempfile.TemporaryDirectory(prefix="fastnn-infer-bench-") as tmp:
+        # Every binary first: fastnnc links the build directory's runtime
+        # libraries, which other engineers' builds replace while we measure.
+        compiled = []
         for name, batch_size, repeat in CASES:
             if name not in wanted:
                 continue
@@ -68,7 +71,10 @@ def main():
             start = time.perf_counter()
             run([fastnnc, onnx_file, "--mode=infer",
                  "--batch-size=%d" % batch_size, "-o", binary])
-            compile_s = time.perf_counter() - start
+            compiled.append((name, batch_size, repeat, onnx_file, binary,
+                             time.perf_counter() - start))
+        for name, batch_size, repeat, onnx_file, binary, compile_s in \
+                compiled:
             for threads in thread_counts:
                 ours, theirs = [], []
                 for r in range(args.rounds):
@@ -76,8 +82,8 @@ def main():
                     theirs.append(run_peer("torch", [
                         "ort-infer", onnx_file, str(batch_size), str(repeat),
                         str(threads)], threads)[0])
-                    log("  %d threads, round %d: infer.bin %.2f ms, ONNX "
-                        "Runtime %.2f ms" % (threads, r + 1, ours[-1],
+                    log("  %s, %d threads, round %d: infer.bin %.2f ms, ONNX "
+                        "Runtime %.2f ms" % (name, threads, r + 1, ours[-1],
                                              theirs[-1]))
                 rows.append((name, batch_size, threads, repeat, compile_s,
                              min(ours), min(theirs)))
