@@ -24,6 +24,12 @@ def needed_libraries(executable):
             if "(NEEDED)" in line]
 
 
+def defines(executable, symbol):
+    symbols = subprocess.run(["nm", str(executable)], check=True,
+                             capture_output=True, text=True).stdout
+    return any(line.split()[1:] == ["T", symbol] for line in symbols.splitlines())
+
+
 def compile_for_cuda(fastnnc, onnx_file, output, flags):
     started = time.monotonic()
     subprocess.run([fastnnc, str(onnx_file), "--target=cuda", "-o",
@@ -72,6 +78,12 @@ def main():
              "--hparam=num_classes=10"])
         check_executable(tmp / "train.bin",
                          ["--dataset_name=mock", "--stop_at_step=1"])
+        # The collectives reach NCCL through a weak reference that only the
+        # CUDA backend's --undefined flag resolves; without it a job of
+        # several GPUs would stage every bucket through host memory.
+        if not defines(tmp / "train.bin", "fastnn_device_allreduce_create"):
+            sys.exit("FAILED: train.bin has no NCCL allreduce "
+                     "(fastnn_device_allreduce_create)")
         infer = compile_for_cuda(args.fastnnc, onnx_file, tmp / "infer.bin",
                                  ["--mode=infer",
                                   f"--batch-size={args.batch_size}"])

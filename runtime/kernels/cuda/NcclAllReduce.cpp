@@ -10,11 +10,11 @@
 // NCCL is loaded at run time (dlopen, like MPI), only here: in a job of
 // several processes on CUDA devices. The first allreduce kernel sets up the
 // process's NCCL communicator: every process says whether it could load
-// NCCL and which GPU it has (a hash of host name and PCI bus id) in one
-// int64 allreduce, so all decide alike; if one could not, or two share a
-// GPU (NCCL refuses that), all stage through host memory over MPI instead,
-// with one warning line. Otherwise rank 0's ncclUniqueId is broadcast over
-// MPI and each process joins with ncclCommInitRank on its device.
+// NCCL and which GPU it has in one int64 allreduce, so all decide alike
+// (NcclCensus.h); if one could not, or two share a GPU (NCCL refuses that),
+// all stage through host memory over MPI instead, with one warning line.
+// Otherwise rank 0's ncclUniqueId is broadcast over MPI and each process joins
+// with ncclCommInitRank on its device.
 //
 // Float16 and bfloat16 are summed by NCCL in their own type, each addition
 // of its ring or tree rounded to it, and a mean is ncclAvg (each value
@@ -24,6 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaKernel.h"
+#include "NcclCensus.h"
 
 #include "fastnn/collectives/DeviceAllReduce.h"
 #include "fastnn/runtime/LastError.h"
@@ -160,27 +161,12 @@ void setUp(NcclJob &Nccl, fnn_device &Device, const DeviceJob &Job) {
   if (Job.AllReduceSum(Census.data(), static_cast<int64_t>(Census.size()),
                        FNN_I64) != 0)
     throw KernelError(std::string("the NCCL census: ") + fnn_last_error());
-  // Every process sees the same census, so all decide alike; rank 0 says
-  // why for the job, a process that cannot use NCCL for itself.
-  std::string Shared;
-  for (int I = 0; I < Job.Size && Shared.empty(); ++I)
-    for (int J = I + 1; J < Job.Size && Shared.empty(); ++J)
-      if (Census[static_cast<size_t>(I)] == Census[static_cast<size_t>(J)])
-        Shared = "ranks " + std::to_string(I) + " and " + std::to_string(J) +
-                 " use the same GPU, and NCCL needs one GPU per process";
-  const int64_t Unable = Census.back();
-  if (!Loaded) {
-    warn(Job, Reason);
+  const fastnn::cuda::NcclDecision Decision =
+      fastnn::cuda::decideNccl(Census, Job.Rank, Loaded ? "" : Reason);
+  if (!Decision.Warning.empty())
+    warn(Job, Decision.Warning);
+  if (!Decision.UseNccl)
     return;
-  }
-  if (Unable > 0 || !Shared.empty()) {
-    if (Job.Rank == 0)
-      warn(Job, Unable > 0 ? std::to_string(Unable) + " of " +
-                                 std::to_string(Job.Size) +
-                                 " processes cannot use NCCL"
-                           : Shared);
-    return;
-  }
   // Rank 0's id, and whether it could make one (so that no process waits
   // in a broadcast that never comes).
   struct {
