@@ -92,6 +92,12 @@ int64_t fastnn::runtime::convExtent(int64_t In, int64_t Kernel, int64_t Stride,
   return (In + PadBegin + PadEnd - ((Kernel - 1) * Dilation + 1)) / Stride + 1;
 }
 
+Conv2dFilter fastnn::runtime::conv2dFilter(const fnn_conv2d_desc &D) {
+  bool Nhwc = D.layout == FNN_NHWC;
+  return {D.filter.dims[0], D.filter.dims[Nhwc ? 3 : 1],
+          D.filter.dims[Nhwc ? 1 : 2], D.filter.dims[Nhwc ? 2 : 3]};
+}
+
 void fastnn::runtime::checkConv2dOperands(const fnn_conv2d_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
@@ -104,9 +110,8 @@ void fastnn::runtime::checkConv2dOperands(const fnn_conv2d_desc &D) {
 void fastnn::runtime::checkConv2dGeometry(const fnn_conv2d_desc &D) {
   bool Nhwc = D.layout == FNN_NHWC;
   int C = Nhwc ? 3 : 1, H = Nhwc ? 1 : 2, W = Nhwc ? 2 : 3;
-  // Filter: OIHW for NCHW, OHWI for NHWC.
-  int64_t O = D.filter.dims[0], I = D.filter.dims[C];
-  int64_t KH = D.filter.dims[H], KW = D.filter.dims[W];
+  const Conv2dFilter F = conv2dFilter(D);
+  int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
   int64_t Channels = D.input.dims[C], G = D.groups;
   if (G < 1 || Channels % G != 0 || O % G != 0 || I * G != Channels)
     throw KernelError("filter input channels times groups must equal the "

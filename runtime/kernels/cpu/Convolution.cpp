@@ -8,6 +8,8 @@ using namespace fastnn::cpu;
 using dnnl::memory;
 using fastnn::runtime::checkConv2dGeometry;
 using fastnn::runtime::checkConv2dOperands;
+using fastnn::runtime::Conv2dFilter;
+using fastnn::runtime::conv2dFilter;
 using fastnn::runtime::describeConv2d;
 
 namespace {
@@ -18,11 +20,8 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   checkConv2dOperands(D);
   checkConv2dGeometry(D);
   bool Nhwc = D.layout == FNN_NHWC;
-  // Filter: OIHW for NCHW, OHWI for NHWC.
-  int64_t O = D.filter.dims[0];
-  int64_t I = D.filter.dims[Nhwc ? 3 : 1];
-  int64_t KH = D.filter.dims[Nhwc ? 1 : 2];
-  int64_t KW = D.filter.dims[Nhwc ? 2 : 3];
+  const Conv2dFilter F = conv2dFilter(D);
+  int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
   int64_t C = D.input.dims[Nhwc ? 3 : 1], G = D.groups;
 
   const memory::data_type Storage = storageType(D.dtype);

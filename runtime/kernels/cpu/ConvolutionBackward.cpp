@@ -14,11 +14,15 @@
 
 #include "Kernel.h"
 
+#include "fastnn/runtime/OpDescriptors.h"
+
 #include <optional>
 #include <sstream>
 
 using namespace fastnn::cpu;
 using dnnl::memory;
+using fastnn::runtime::Conv2dFilter;
+using fastnn::runtime::conv2dFilter;
 
 namespace {
 /// How many of the kernel's steps compute the weight and bias gradients;
@@ -62,10 +66,8 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   checkShape(D.filter, "filter", 4, 4);
   checkShape(D.output, "output", 4, 4);
   bool Nhwc = D.layout == FNN_NHWC;
-  int64_t O = D.filter.dims[0];
-  int64_t I = D.filter.dims[Nhwc ? 3 : 1];
-  int64_t KH = D.filter.dims[Nhwc ? 1 : 2];
-  int64_t KW = D.filter.dims[Nhwc ? 2 : 3];
+  const Conv2dFilter F = conv2dFilter(D);
+  int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
   int64_t C = D.input.dims[Nhwc ? 3 : 1], G = D.groups;
   if (G < 1 || O % G != 0 || I * G != C)
     throw KernelError("filter input channels times groups must equal the "

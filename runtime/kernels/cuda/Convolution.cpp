@@ -32,15 +32,11 @@
 using namespace fastnn::cuda;
 using fastnn::runtime::checkConv2dGeometry;
 using fastnn::runtime::checkConv2dOperands;
+using fastnn::runtime::Conv2dFilter;
+using fastnn::runtime::conv2dFilter;
 using fastnn::runtime::describeConv2d;
 
 namespace {
-
-ActivationShape activationShape(const fnn_shape &S, int64_t Layout) {
-  bool Nhwc = Layout == FNN_NHWC;
-  return {S.dims[0], S.dims[Nhwc ? 3 : 1], S.dims[Nhwc ? 1 : 2],
-          S.dims[Nhwc ? 2 : 3], Nhwc};
-}
 
 TensorDescriptor descriptorOf(const ActivationShape &S, int64_t DType) {
   fnn_shape Shape{
@@ -124,10 +120,8 @@ std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
   const bool Nhwc = D.layout == FNN_NHWC;
   ActivationShape In = activationShape(D.input, D.layout);
   ActivationShape Out = activationShape(D.output, D.layout);
-  int64_t O = D.filter.dims[0];
-  int64_t I = D.filter.dims[Nhwc ? 3 : 1];
-  int64_t KH = D.filter.dims[Nhwc ? 1 : 2];
-  int64_t KW = D.filter.dims[Nhwc ? 2 : 3];
+  const Conv2dFilter F = conv2dFilter(D);
+  int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
 
   auto K = std::make_unique<ConvKernel>(Device);
   K->DType = D.dtype;

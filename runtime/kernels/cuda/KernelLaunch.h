@@ -31,6 +31,13 @@ struct ActivationShape {
   bool Nhwc;
 };
 
+/// \p S as an ActivationShape of \p Layout.
+inline ActivationShape activationShape(const fnn_shape &S, int64_t Layout) {
+  bool Nhwc = Layout == FNN_NHWC;
+  return {S.dims[0], S.dims[Nhwc ? 3 : 1], S.dims[Nhwc ? 1 : 2],
+          S.dims[Nhwc ? 2 : 3], Nhwc};
+}
+
 void launchPoolForward(int64_t DType, const PoolGeometry &G,
                        const ActivationShape &In, const void *Input,
                        void *Output, int32_t *Argmax, cudaStream_t Stream);

@@ -19,10 +19,8 @@ namespace {
 
 struct LrnKernel final : CudaKernel {
   LrnKernel(fnn_device &Device, const fnn_lrn_desc &D, bool Training)
-      : CudaKernel(Device), Desc(D), Training(Training) {
-    bool Nhwc = D.layout == FNN_NHWC;
-    Shape = {D.input.dims[0], D.input.dims[Nhwc ? 3 : 1],
-             D.input.dims[Nhwc ? 1 : 2], D.input.dims[Nhwc ? 2 : 3], Nhwc};
+      : CudaKernel(Device), Desc(D), Training(Training),
+        Shape(activationShape(D.input, D.layout)) {
     Params = {Shape.C, D.size, static_cast<float>(D.alpha),
               static_cast<float>(D.beta), static_cast<float>(D.bias)};
   }

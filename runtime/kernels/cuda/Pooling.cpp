@@ -22,11 +22,8 @@ namespace {
 
 struct PoolKernel final : CudaKernel {
   PoolKernel(fnn_device &Device, const fnn_pool2d_desc &D)
-      : CudaKernel(Device), Desc(D), Geometry(poolGeometry(D)) {
-    bool Nhwc = D.layout == FNN_NHWC;
-    Input = {D.input.dims[0], D.input.dims[Nhwc ? 3 : 1],
-             D.input.dims[Nhwc ? 1 : 2], D.input.dims[Nhwc ? 2 : 3], Nhwc};
-  }
+      : CudaKernel(Device), Desc(D), Geometry(poolGeometry(D)),
+        Input(activationShape(D.input, D.layout)) {}
   fnn_pool2d_desc Desc;
   PoolGeometry Geometry;
   ActivationShape Input;

@@ -33,6 +33,11 @@ std::string describeMatmul(const fnn_matmul_desc &D);
 /// Checks \p D's type, post-op, and operand ranks; not the dimensions.
 void checkMatmulDesc(const fnn_matmul_desc &D);
 
+/// A conv2d filter's dimensions: OIHW for NCHW, OHWI for NHWC.
+struct Conv2dFilter {
+  int64_t Out, In, Height, Width;
+};
+Conv2dFilter conv2dFilter(const fnn_conv2d_desc &D);
 /// Output extent of one spatial dimension of a convolution (the floor
 /// formula).
 int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
