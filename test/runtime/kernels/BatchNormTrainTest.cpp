@@ -71,7 +71,7 @@ TEST_P(BatchNormTrainTest, ForwardAndBackwardMatchFloat64) {
   Reference Ref(X, Dy, Scale, Shift, N, C, H * W, Eps);
 
   fnn_batch_norm_desc D{};
-  D.input = Nhwc ? shape({N, H, W, C}) : shape({N, C, H, W});
+  D.input = layoutShape(N, C, H, W, Nhwc);
   D.dtype = FNN_F32;
   D.layout = Layout;
   D.epsilon = Eps;

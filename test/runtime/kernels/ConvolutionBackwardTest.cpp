@@ -90,9 +90,9 @@ TEST_P(ConvolutionBackwardTest, MatchesFloat64Reference) {
   Grads Ref = reference(P, X, Wt, Dy, OH, OW);
 
   fnn_conv2d_desc D{};
-  D.input = Nhwc ? shape({P.N, P.H, P.W, P.C}) : shape({P.N, P.C, P.H, P.W});
-  D.filter = Nhwc ? shape({P.O, P.KH, P.KW, I}) : shape({P.O, I, P.KH, P.KW});
-  D.output = Nhwc ? shape({P.N, OH, OW, P.O}) : shape({P.N, P.O, OH, OW});
+  D.input = layoutShape(P.N, P.C, P.H, P.W, Nhwc);
+  D.filter = layoutShape(P.O, I, P.KH, P.KW, Nhwc);
+  D.output = layoutShape(P.N, P.O, OH, OW, Nhwc);
   D.dtype = FNN_F32;
   D.layout = Layout;
   D.has_bias = P.Bias;

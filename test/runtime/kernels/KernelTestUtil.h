@@ -26,11 +26,35 @@ inline fnn_shape shape(std::initializer_list<int64_t> Dims) {
   return S;
 }
 
+/// The shape of an N x C x H x W activation as stored: NHWC when \p Nhwc,
+/// else NCHW. A filter O x I x KH x KW goes the same way (OHWI / OIHW).
+inline fnn_shape layoutShape(int64_t N, int64_t C, int64_t H, int64_t W,
+                             bool Nhwc) {
+  return Nhwc ? shape({N, H, W, C}) : shape({N, C, H, W});
+}
+
 inline int64_t numElements(const fnn_shape &S) {
   int64_t N = 1;
   for (int64_t I = 0; I < S.rank; ++I)
     N *= S.dims[I];
   return N;
+}
+
+/// A pool2d descriptor (NCHW) with Kernel x Kernel windows at stride
+/// Stride, undilated and unpadded: a test sets other pads itself.
+inline fnn_pool2d_desc poolDesc(int64_t Kind, const fnn_shape &Input,
+                                const fnn_shape &Output, int64_t Kernel,
+                                int64_t Stride, int64_t Dtype = FNN_F32) {
+  fnn_pool2d_desc D{};
+  D.input = Input;
+  D.output = Output;
+  D.dtype = Dtype;
+  D.layout = FNN_NCHW;
+  D.kind = Kind;
+  D.kernel[0] = D.kernel[1] = Kernel;
+  D.strides[0] = D.strides[1] = Stride;
+  D.dilations[0] = D.dilations[1] = 1;
+  return D;
 }
 
 inline std::vector<float> randomData(size_t N, unsigned Seed, float Lo = -1.f,

@@ -83,7 +83,7 @@ void checkKernels(fnn_device *Device, const LrnCase &P,
                   const std::vector<double> &RefDx) {
   const int64_t Count = P.N * P.C * P.H * P.W;
   fnn_lrn_desc D{};
-  D.input = P.Nhwc ? shape({P.N, P.H, P.W, P.C}) : shape({P.N, P.C, P.H, P.W});
+  D.input = layoutShape(P.N, P.C, P.H, P.W, P.Nhwc);
   D.dtype = FNN_F32;
   D.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
   D.size = P.Size;

@@ -172,15 +172,8 @@ TEST_P(MixedPrecisionTest, BatchNormTrainingForwardAndBackward) {
 }
 
 TEST_P(MixedPrecisionTest, MaxPoolingForwardAndBackward) {
-  fnn_pool2d_desc D{};
-  D.input = shape({2, 16, 9, 9});
-  D.output = shape({2, 16, 4, 4});
-  D.dtype = Dtype;
-  D.layout = FNN_NCHW;
-  D.kind = FNN_POOL_MAX;
-  D.kernel[0] = D.kernel[1] = 3;
-  D.strides[0] = D.strides[1] = 2;
-  D.dilations[0] = D.dilations[1] = 1;
+  fnn_pool2d_desc D = poolDesc(FNN_POOL_MAX, shape({2, 16, 9, 9}),
+                               shape({2, 16, 4, 4}), 3, 2, Dtype);
   std::vector<float> X = roundedTo(randomData(2 * 16 * 81, 14), Dtype);
   std::vector<float> Dy = roundedTo(randomData(2 * 16 * 16, 15), Dtype);
   fnn_pool2d_desc F = D;

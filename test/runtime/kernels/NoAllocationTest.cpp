@@ -181,14 +181,8 @@ TEST_F(KernelTest, MatmulForwardDoesNotAllocate) {
 }
 
 TEST_F(KernelTest, PoolForwardDoesNotAllocate) {
-  fnn_pool2d_desc D{};
-  D.input = shape({2, 8, 12, 12});
-  D.output = shape({2, 8, 6, 6});
-  D.dtype = FNN_F32;
-  D.kind = FNN_POOL_MAX;
-  D.kernel[0] = D.kernel[1] = 2;
-  D.strides[0] = D.strides[1] = 2;
-  D.dilations[0] = D.dilations[1] = 1;
+  fnn_pool2d_desc D =
+      poolDesc(FNN_POOL_MAX, shape({2, 8, 12, 12}), shape({2, 8, 6, 6}), 2, 2);
   KernelPtr K(fnn_pool2d_create(Device, &D));
   ASSERT_NE(K, nullptr) << fnn_last_error();
   std::vector<float> X = randomData(numElements(D.input), 1),
@@ -203,15 +197,9 @@ TEST_F(KernelTest, PoolForwardDoesNotAllocate) {
 // The training kernels: forward and backward, with NULL gradients (which go
 // to spare buffers made at create).
 TEST_F(KernelTest, PoolTrainingDoesNotAllocate) {
-  fnn_pool2d_desc D{};
-  D.input = shape({2, 8, 12, 12});
-  D.output = shape({2, 8, 6, 6});
-  D.dtype = FNN_F32;
-  D.kind = FNN_POOL_MAX;
-  D.kernel[0] = D.kernel[1] = 3;
-  D.strides[0] = D.strides[1] = 2;
+  fnn_pool2d_desc D =
+      poolDesc(FNN_POOL_MAX, shape({2, 8, 12, 12}), shape({2, 8, 6, 6}), 3, 2);
   D.pads[2] = D.pads[3] = 1;
-  D.dilations[0] = D.dilations[1] = 1;
   KernelPtr Fw(fnn_pool2d_train_create(Device, &D));
   ASSERT_NE(Fw, nullptr) << fnn_last_error();
   KernelPtr Bw(fnn_pool2d_backward_create(Device, &D, Fw.get()));

@@ -135,7 +135,7 @@ TEST_P(LrnTest, MatchesOnnxFormula) {
       }
 
   fnn_lrn_desc D{};
-  D.input = P.Nhwc ? shape({N, H, W, C}) : shape({N, C, H, W});
+  D.input = layoutShape(N, C, H, W, P.Nhwc);
   if (P.Nhwc)
     X = nchwToNhwc(X, N, C, H, W);
   D.dtype = FNN_F32;

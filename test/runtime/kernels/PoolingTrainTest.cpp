@@ -84,8 +84,8 @@ void reference(const PoolCase &P, const std::vector<float> &X,
 
 fnn_pool2d_desc makeDesc(const PoolCase &P, int64_t OH, int64_t OW) {
   fnn_pool2d_desc D{};
-  D.input = P.Nhwc ? shape({P.N, P.H, P.W, P.C}) : shape({P.N, P.C, P.H, P.W});
-  D.output = P.Nhwc ? shape({P.N, OH, OW, P.C}) : shape({P.N, P.C, OH, OW});
+  D.input = layoutShape(P.N, P.C, P.H, P.W, P.Nhwc);
+  D.output = layoutShape(P.N, P.C, OH, OW, P.Nhwc);
   D.dtype = FNN_F32;
   D.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
   D.kind = P.Kind;

@@ -201,11 +201,9 @@ void convGradRef(const Conv &P, const std::vector<float> &X,
 fnn_conv2d_desc convDesc(const Conv &P, int64_t Layout, bool Bias, bool Relu) {
   fnn_conv2d_desc D{};
   bool Nhwc = Layout == FNN_NHWC;
-  D.input = Nhwc ? shape({P.N, P.H, P.W, P.C}) : shape({P.N, P.C, P.H, P.W});
-  D.filter = Nhwc ? shape({P.O, P.KH, P.KW, P.C / P.G})
-                  : shape({P.O, P.C / P.G, P.KH, P.KW});
-  D.output =
-      Nhwc ? shape({P.N, P.OH, P.OW, P.O}) : shape({P.N, P.O, P.OH, P.OW});
+  D.input = layoutShape(P.N, P.C, P.H, P.W, Nhwc);
+  D.filter = layoutShape(P.O, P.C / P.G, P.KH, P.KW, Nhwc);
+  D.output = layoutShape(P.N, P.O, P.OH, P.OW, Nhwc);
   D.dtype = FNN_F32;
   D.layout = Layout;
   D.has_bias = Bias;
@@ -285,15 +283,8 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST_F(CudaTest, PoolingMatchesItsHostMath) {
   for (int64_t Kind : {FNN_POOL_MAX, FNN_POOL_AVG}) {
-    fnn_pool2d_desc D{};
-    D.input = shape({2, 3, 9, 8});
-    D.output = shape({2, 3, 5, 4});
-    D.dtype = FNN_F32;
-    D.layout = FNN_NCHW;
-    D.kind = Kind;
-    D.kernel[0] = D.kernel[1] = 3;
-    D.strides[0] = D.strides[1] = 2;
-    D.dilations[0] = D.dilations[1] = 1;
+    fnn_pool2d_desc D =
+        poolDesc(Kind, shape({2, 3, 9, 8}), shape({2, 3, 5, 4}), 3, 2);
     D.pads[0] = 1, D.pads[1] = 0, D.pads[2] = 1, D.pads[3] = 1;
     std::vector<float> X(numElements(D.input));
     for (size_t I = 0; I < X.size(); ++I)
@@ -631,15 +622,8 @@ TEST_P(CudaHalf, ConvolutionMatmulAndPoolingAgreeWithFloat64) {
   expectClose(downloadLow(DOut, Ref.size()), Ref, Tol * 4);
 
   // Max pooling picks one of its (rounded) inputs: exact.
-  fnn_pool2d_desc Pd{};
-  Pd.input = shape({1, 4, 6, 6});
-  Pd.output = shape({1, 4, 3, 3});
-  Pd.dtype = DType;
-  Pd.layout = FNN_NCHW;
-  Pd.kind = FNN_POOL_MAX;
-  Pd.kernel[0] = Pd.kernel[1] = 2;
-  Pd.strides[0] = Pd.strides[1] = 2;
-  Pd.dilations[0] = Pd.dilations[1] = 1;
+  fnn_pool2d_desc Pd = poolDesc(FNN_POOL_MAX, shape({1, 4, 6, 6}),
+                                shape({1, 4, 3, 3}), 2, 2, DType);
   KernelPtr Pool(fnn_pool2d_create(Device, &Pd));
   ASSERT_NE(Pool, nullptr) << fnn_last_error();
   std::vector<float> Pin = roundedTo(randomData(144, 5), DType);

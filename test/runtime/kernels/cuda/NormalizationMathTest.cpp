@@ -37,7 +37,7 @@ TEST_P(LrnMath, ForwardAndBackwardMatchTheCpuKernels) {
   const LrnCase &T = GetParam();
   bool Nhwc = T.Layout == FNN_NHWC;
   fnn_lrn_desc D{};
-  D.input = Nhwc ? shape({T.N, T.H, T.W, T.C}) : shape({T.N, T.C, T.H, T.W});
+  D.input = layoutShape(T.N, T.C, T.H, T.W, Nhwc);
   D.dtype = FNN_F32;
   D.layout = T.Layout;
   D.size = T.Size;

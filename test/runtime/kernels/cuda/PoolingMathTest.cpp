@@ -133,9 +133,8 @@ std::vector<Case> cases() {
 fnn_pool2d_desc descOf(const Case &C) {
   fnn_pool2d_desc D{};
   bool Nhwc = C.Layout == FNN_NHWC;
-  D.input = Nhwc ? shape({C.N, C.H, C.W, C.C}) : shape({C.N, C.C, C.H, C.W});
-  D.output = Nhwc ? shape({C.N, C.OutH, C.OutW, C.C})
-                  : shape({C.N, C.C, C.OutH, C.OutW});
+  D.input = layoutShape(C.N, C.C, C.H, C.W, Nhwc);
+  D.output = layoutShape(C.N, C.C, C.OutH, C.OutW, Nhwc);
   D.dtype = FNN_F32;
   D.layout = C.Layout;
   D.kind = C.Kind;
