@@ -170,14 +170,6 @@ void buildBackward(CpuKernel &K, const fnn_batch_norm_desc &D) {
   K.finishOutput(BwDiffSrcSlot, DiffSrc);
 }
 
-/// The caller's pointer, or the kernel's spare buffer when it passed NULL.
-void *orSpare(CpuKernel *Kernel, void *Data, BackwardSlot Spare) {
-  if (Data)
-    return Data;
-  void *Handle = nullptr;
-  dnnl_memory_get_data_handle(Kernel->operand(Spare).get(), &Handle);
-  return Handle;
-}
 } // namespace
 
 extern "C" fnn_kernel *
@@ -220,10 +212,10 @@ extern "C" void fnn_batch_norm_backward(fnn_kernel *Handle, const void *Input,
   Kernel->bind(BwMeanSlot, Mean);
   Kernel->bind(BwVarianceSlot, Variance);
   Kernel->bind(BwDiffDstSlot, GradOutput);
-  Kernel->bind(BwDiffSrcSlot, orSpare(Kernel, GradInput, BwSpareDiffSrcSlot));
+  Kernel->bind(BwDiffSrcSlot, Kernel->orSpare(GradInput, BwSpareDiffSrcSlot));
   Kernel->bind(BwDiffScaleSlot,
-               orSpare(Kernel, GradScale, BwSpareDiffScaleSlot));
+               Kernel->orSpare(GradScale, BwSpareDiffScaleSlot));
   Kernel->bind(BwDiffShiftSlot,
-               orSpare(Kernel, GradShift, BwSpareDiffShiftSlot));
+               Kernel->orSpare(GradShift, BwSpareDiffShiftSlot));
   Kernel->run();
 }

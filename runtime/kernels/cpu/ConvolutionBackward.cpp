@@ -216,14 +216,6 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   K.finishOutput(DiffSrcSlot, DiffSrc);
 }
 
-/// The caller's pointer, or the kernel's spare buffer when it passed NULL.
-void *orSpare(CpuKernel *Kernel, void *Data, Slot Spare) {
-  if (Data)
-    return Data;
-  void *Handle = nullptr;
-  dnnl_memory_get_data_handle(Kernel->operand(Spare).get(), &Handle);
-  return Handle;
-}
 } // namespace
 
 extern "C" fnn_kernel *fnn_conv2d_backward_create(fnn_device *Device,
@@ -240,10 +232,10 @@ extern "C" void fnn_conv2d_backward(fnn_kernel *Handle, const void *Input,
   Kernel->bind(SrcSlot, Input);
   Kernel->bind(WeightsSlot, Filter);
   Kernel->bind(DiffDstSlot, GradOutput);
-  Kernel->bind(DiffSrcSlot, orSpare(Kernel, GradInput, SpareDiffSrcSlot));
+  Kernel->bind(DiffSrcSlot, Kernel->orSpare(GradInput, SpareDiffSrcSlot));
   Kernel->bind(DiffWeightsSlot,
-               orSpare(Kernel, GradFilter, SpareDiffWeightsSlot));
-  Kernel->bind(DiffBiasSlot, orSpare(Kernel, GradBias, SpareDiffBiasSlot));
+               Kernel->orSpare(GradFilter, SpareDiffWeightsSlot));
+  Kernel->bind(DiffBiasSlot, Kernel->orSpare(GradBias, SpareDiffBiasSlot));
   if (GradInput)
     Kernel->run();
   else

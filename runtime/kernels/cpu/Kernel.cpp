@@ -200,6 +200,14 @@ void CpuKernel::bind(int Slot, const void *Data) {
     setLastError("fnn kernel: could not bind operand " + std::to_string(Slot));
 }
 
+void *CpuKernel::orSpare(void *Data, int Spare) const {
+  if (Data)
+    return Data;
+  void *Handle = nullptr;
+  dnnl_memory_get_data_handle(Operands[Spare].get(), &Handle);
+  return Handle;
+}
+
 void CpuKernel::run(size_t Count) {
   for (size_t I = 0; I < Steps.size() && I < Count; ++I) {
     const Step &S = Steps[I];

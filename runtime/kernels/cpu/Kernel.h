@@ -140,6 +140,10 @@ public:
   /// throws or allocates in our code; a oneDNN failure is recorded for
   /// fnn_last_error.
   void bind(int Slot, const void *Data);
+  /// \p Data, or the buffer of operand \p Spare (bound at create to a
+  /// kernel-owned buffer) when the caller passed NULL: where a backward
+  /// writes a gradient nobody asked for.
+  void *orSpare(void *Data, int Spare) const;
   /// Runs the first \p Count steps (all by default).
   void run(size_t Count = SIZE_MAX);
   size_t stepCount() const { return Steps.size(); }
