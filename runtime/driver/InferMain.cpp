@@ -1,7 +1,7 @@
 //===- InferMain.cpp - main() of infer.bin --------------------------------===//
 //
 // infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N]
-//           [--seed S] [--weights FILE]
+//           [--seed S] [--weights FILE | --init-from-onnx FILE]
 //
 // Runs a model compiled with `fastnnc --mode=infer`: reads each input from a
 // .npy file (inputs not given are filled with seeded uniform noise, which is
@@ -9,7 +9,8 @@
 // DIR/<name>.npy and prints the time per run. bfloat16 tensors travel as
 // uint16 arrays of their bits, since numpy has no bfloat16. A model compiled
 // with --weights=external loads its weights from infer.bin.weights beside it
-// (or --weights FILE).
+// (or --weights FILE); --init-from-onnx takes them from an ONNX model's
+// initializers instead, as train.bin's init_from_onnx.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,7 @@
 #include "fastnn/runtime/model.h"
 #include "fastnn/runtime/npy.h"
 #include "fastnn/trainer/InitialWeights.h"
+#include "fastnn/trainer/OnnxInitializers.h"
 
 #include <cctype>
 #include <chrono>
@@ -96,9 +98,12 @@ std::string fileNameFor(const std::string &name) {
 
 void printUsage(const std::vector<TensorRecord> &records) {
   std::printf("usage: infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] "
-              "[--repeat N] [--seed S]\n                 [--weights FILE]\n\n"
+              "[--repeat N] [--seed S]\n                 [--weights FILE | "
+              "--init-from-onnx FILE]\n\n"
               "Inputs not given are filled with uniform noise in [-1, 1) "
-              "from the seed.\n%s",
+              "from the seed. --init-from-onnx takes the weights from the "
+              "initializers\nof an ONNX model of the same parameters, "
+              "matched by name.\n%s",
               fnn_model_external_weights
                   ? "The weights come from FILE, by default this "
                     "executable's path plus .weights (fastnnc "
@@ -127,7 +132,7 @@ int main(int argc, char **argv) {
   std::map<std::string, std::string> inputFiles;
   std::string outputDir = ".";
   int64_t repeat = 1, seed = 0;
-  std::string weightsFile;
+  std::string weightsFile, onnxFile;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -156,6 +161,8 @@ int main(int argc, char **argv) {
       seed = parseCount("--seed", value().c_str());
     } else if (flag == "--weights") {
       weightsFile = value();
+    } else if (flag == "--init-from-onnx") {
+      onnxFile = value();
     } else {
       fail("unknown argument '" + arg + "' (see --help)");
     }
@@ -185,9 +192,21 @@ int main(int argc, char **argv) {
   if (fnn_model_init(device, arena) != 0)
     fail(std::string("cannot initialise the model: ") + fnn_last_error());
   const fastnn::runtime::ArenaAccess modelArena(device, arena);
-  if (fnn_model_external_weights) {
-    std::vector<TensorRecord> state = fastnn::runtime::readTensorRecords(
-        fnn_model_state, fnn_model_state_names);
+  if (!weightsFile.empty() && !onnxFile.empty())
+    fail("--weights and --init-from-onnx both give the weights; give one");
+  const std::vector<TensorRecord> state = fastnn::runtime::readTensorRecords(
+      fnn_model_state, fnn_model_state_names);
+  if (!onnxFile.empty()) {
+    int64_t restored = 0;
+    std::string warning;
+    if (fastnn::data::Status status = fastnn::trainer::loadOnnxWeights(
+            onnxFile, "--init-from-onnx " + onnxFile, state, modelArena,
+            restored, warning);
+        !status.ok())
+      fail("--init-from-onnx: " + status.message());
+    if (!warning.empty())
+      std::printf("infer.bin: warning: %s\n", warning.c_str());
+  } else if (fnn_model_external_weights || !weightsFile.empty()) {
     if (fastnn::data::Status status = fastnn::trainer::loadWeightsFile(
             fastnn::trainer::weightsFilePath(weightsFile), state, modelArena,
             "--weights FILE");

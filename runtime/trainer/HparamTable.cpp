@@ -140,8 +140,9 @@ std::vector<HparamSpec> makeSpecs() {
                 "task_type=finetune"),
       stringKey(Model, "weights_file", nullptr,
                 "initial weights of a train.bin compiled with fastnnc "
-                "--weights=external; unset: the executable's path plus "
-                ".weights, where fastnnc writes them"),
+                "--weights=external (given to an embedded one, they replace "
+                "its own); unset: the executable's path plus .weights, "
+                "where fastnnc writes them"),
 
       intKey(Lr, "warmup_steps", "0", 0, "steps of warm-up (0: none)"),
       enumKey(Lr, "warmup_scheme", "t2t", "t2t",

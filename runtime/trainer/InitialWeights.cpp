@@ -24,9 +24,9 @@ Status loadWeightsFile(const std::string &Path,
                        const runtime::ArenaAccess &Arena,
                        const std::string &HowToName) {
   const std::string What =
-      "; this executable was compiled with fastnnc --weights=external and "
-      "starts from the weights file fastnnc wrote beside it: copy that file "
-      "next to the executable (same name plus " +
+      "; the initial weights are the file fastnnc --weights=external "
+      "wrote beside the executable: copy that file next to it (same name "
+      "plus " +
       std::string(WeightsFileSuffix) + "), or name it with " + HowToName;
   std::error_code Ec;
   if (!fs::exists(Path, Ec))

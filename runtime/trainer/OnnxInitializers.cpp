@@ -178,4 +178,33 @@ Status readOnnxInitializers(const std::string &Path, OnnxInitializers &Out) {
   return Status::success();
 }
 
+Status loadOnnxWeights(const std::string &Path, const std::string &Described,
+                       const std::vector<runtime::TensorRecord> &State,
+                       const runtime::ArenaAccess &Arena, int64_t &Restored,
+                       std::string &Warning) {
+  Restored = 0;
+  Warning.clear();
+  OnnxInitializers From;
+  if (Status S = readOnnxInitializers(Path, From); !S.ok())
+    return S;
+  RestoreReport Report;
+  if (Status S = restoreTensors(From.Tensors, Described, State, Arena,
+                                RestoreMode::Initialize, Report);
+      !S.ok())
+    return Status::error(S.message() +
+                         "; the ONNX model must have this model's parameters "
+                         "(the one it was compiled from, with other weights)");
+  Restored = Report.Restored;
+  if (!Report.Unused.empty()) {
+    Warning = Path + ": " + std::to_string(Report.Unused.size()) +
+              " of its initializers are not parameters of the model and "
+              "were not used: ";
+    for (size_t I = 0; I < Report.Unused.size() && I < 3; ++I)
+      Warning += (I ? ", '" : "'") + Report.Unused[I] + "'";
+    if (Report.Unused.size() > 3)
+      Warning += ", ...";
+  }
+  return Status::success();
+}
+
 } // namespace fastnn::trainer

@@ -187,7 +187,7 @@ void TrainingRun::restore() {
     initFromOnnx();
     return;
   }
-  if (fnn_model_external_weights)
+  if (fnn_model_external_weights || H.isSet("weights_file"))
     if (Status S = loadWeightsFile(weightsFilePath(H.getString("weights_file")),
                                    M.State, arena(), "weights_file=FILE");
         !S.ok())
@@ -198,29 +198,18 @@ void TrainingRun::restore() {
 
 void TrainingRun::initFromOnnx() {
   const std::string Path = localPath(H.getString("init_from_onnx"));
-  OnnxInitializers From;
-  if (Status S = readOnnxInitializers(Path, From); !S.ok())
-    fail(H.origin("init_from_onnx") + ": " + S.message());
-  RestoreReport Report;
+  int64_t Restored = 0;
+  std::string Warning;
   if (Status S =
-          restoreTensors(From.Tensors, where(H, "init_from_onnx"), M.State,
-                         arena(), RestoreMode::Initialize, Report);
+          loadOnnxWeights(Path, "init_from_onnx=" + H.text("init_from_onnx"),
+                          M.State, arena(), Restored, Warning);
       !S.ok())
-    fail(S.message() +
-         "; the ONNX model must have this model's parameters (the one "
-         "train.bin was compiled from, with other weights)");
+    fail(H.origin("init_from_onnx") + ": " + S.message());
   std::printf("train.bin: starting from the weights of %s: %lld parameters "
               "and statistics; optimizer slots start afresh\n",
-              Path.c_str(), static_cast<long long>(Report.Restored));
-  if (!Report.Unused.empty()) {
-    std::string Names;
-    for (size_t I = 0; I < Report.Unused.size() && I < 3; ++I)
-      Names += (I ? ", '" : "'") + Report.Unused[I] + "'";
-    std::printf("train.bin: warning: %s: %zu of its initializers are not "
-                "parameters of the model and were not used: %s%s\n",
-                Path.c_str(), Report.Unused.size(), Names.c_str(),
-                Report.Unused.size() > 3 ? ", ..." : "");
-  }
+              Path.c_str(), static_cast<long long>(Restored));
+  if (!Warning.empty())
+    std::printf("train.bin: warning: %s\n", Warning.c_str());
 }
 
 void TrainingRun::resumeFrom(const Checkpoint &C, const std::string &Path) {

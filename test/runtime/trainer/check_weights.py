@@ -17,7 +17,8 @@ on mock data. The other commands check one behaviour each:
                  one line naming the file and what to do, exit 1
   init-from-onnx external.bin and embedded.bin with init_from_onnx=<seed-1
                  export> (inline, and with external data beside it) log
-                 seed1.bin's first loss; a checkpoint to resume wins over it
+                 seed1.bin's first loss; a checkpoint to resume wins over it;
+                 infer.bin --init-from-onnx gives the seed-1 build's logits
   onnx-errors    init_from_onnx of another num_classes, a missing name, a
                  missing file, a garbage file; an extra initializer is a
                  warning line
@@ -110,9 +111,12 @@ def setup(args):
                                   ("external.bin", "seed0", ["--weights=external"]),
                                   ("seed1.bin", "seed1", []),
                                   ("external5.bin", "classes5",
-                                   ["--weights=external", "--hparam=num_classes=5"])):
-        run([args.fastnnc, work / f"{onnx}.onnx", "-o", work / binary, "--hparams",
-             work / "hp.txt", *options])
+                                   ["--weights=external", "--hparam=num_classes=5"]),
+                                  ("infer0.bin", "seed0",
+                                   ["--mode=infer", "--batch-size=2", "--weights=external"]),
+                                  ("infer1.bin", "seed1", ["--mode=infer", "--batch-size=2"])):
+        hparams = [] if "--mode=infer" in options else ["--hparams", work / "hp.txt"]
+        run([args.fastnnc, work / f"{onnx}.onnx", "-o", work / binary, *hparams, *options])
     embedded = (work / "embedded.bin").stat().st_size
     external = (work / "external.bin").stat().st_size
     weights = (work / "external.bin.weights").stat().st_size
@@ -206,6 +210,14 @@ def init_from_onnx(args):
             if losses(result.stdout)[1] != expected:
                 fail(f"{binary} init_from_onnx={onnx}: first loss {losses(result.stdout)[1]}, "
                      f"seed1.bin's {expected}")
+    # infer.bin --init-from-onnx computes what the build of that export does.
+    for binary, extra in (("infer1.bin", []),
+                          ("infer0.bin", ["--init-from-onnx", work / "seed1.onnx"])):
+        run([work / binary, "--output-dir", work / f"out-{binary}", *extra])
+    ours = (work / "out-infer0.bin" / "logits.npy").read_bytes()
+    if ours != (work / "out-infer1.bin" / "logits.npy").read_bytes():
+        fail("infer.bin --init-from-onnx=seed1.onnx gives other logits than infer.bin "
+             "compiled from seed1.onnx")
     # A checkpoint to resume wins over init_from_onnx.
     directory = work / "run-precedence"
     train(work, "external.bin", directory, ["--stop_at_step=3"])

@@ -28,6 +28,17 @@ struct OnnxInitializers {
 /// the initializer.
 Status readOnnxInitializers(const std::string &Path, OnnxInitializers &Out);
 
+/// Starts the trainable parameters and statistics of State from the ONNX
+/// model at Path (RestoreMode::Initialize: each must be there by name with
+/// its dtype and shape); errors name the file as Described
+/// ("init_from_onnx=FILE", "--init-from-onnx FILE"). Restored counts what was
+/// written; Warning is one line about initializers the model has no
+/// parameter for (their count and first names), empty when there are none.
+Status loadOnnxWeights(const std::string &Path, const std::string &Described,
+                       const std::vector<runtime::TensorRecord> &State,
+                       const runtime::ArenaAccess &Arena, int64_t &Restored,
+                       std::string &Warning);
+
 } // namespace fastnn::trainer
 
 #endif // FASTNN_TRAINER_ONNXINITIALIZERS_H
