@@ -2,15 +2,8 @@
 
 #include "Kernel.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 using namespace fastnn::cpu;
 using dnnl::memory;
-using fastnn::runtime::checkConv2dGeometry;
-using fastnn::runtime::checkConv2dOperands;
-using fastnn::runtime::Conv2dFilter;
-using fastnn::runtime::conv2dFilter;
-using fastnn::runtime::describeConv2d;
 
 namespace {
 /// Operand slots, in the order build() adds them.

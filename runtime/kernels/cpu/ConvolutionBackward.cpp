@@ -14,15 +14,11 @@
 
 #include "Kernel.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 #include <optional>
 #include <sstream>
 
 using namespace fastnn::cpu;
 using dnnl::memory;
-using fastnn::runtime::Conv2dFilter;
-using fastnn::runtime::conv2dFilter;
 
 namespace {
 /// How many of the kernel's steps compute the weight and bias gradients;

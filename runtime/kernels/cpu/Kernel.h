@@ -17,6 +17,8 @@
 #include "fastnn/runtime/AlignedBuffer.h"
 #include "fastnn/runtime/DTypes.h"
 #include "fastnn/runtime/KernelBase.h"
+#include "fastnn/runtime/OpDescriptors.h"
+#include "fastnn/runtime/Optimizer.h"
 #include "fastnn/runtime/ShapeText.h"
 #include "fastnn/runtime/abi.h"
 
@@ -37,15 +39,31 @@ namespace fastnn::cpu {
 using runtime::AlignedBuffer;
 using runtime::AlignedFree;
 using runtime::allocateAligned;
+using runtime::checkConv2dGeometry;
+using runtime::checkConv2dOperands;
 using runtime::checkF32;
 using runtime::checkFloatType;
 using runtime::checkLayout;
+using runtime::checkMatmulDesc;
+using runtime::checkOptimizerDesc;
+using runtime::checkPool2dDesc;
 using runtime::checkPostOp;
+using runtime::checkReduceShapes;
 using runtime::checkShape;
 using runtime::clearLastError;
+using runtime::Conv2dFilter;
+using runtime::conv2dFilter;
+using runtime::describeConv2d;
+using runtime::describeMatmul;
+using runtime::describeOptimizer;
+using runtime::describeReduce;
 using runtime::formatPair;
 using runtime::KernelError;
 using runtime::layoutName;
+using runtime::OptimizerHyperparameters;
+using runtime::optimizerHyperparameters;
+using runtime::optimizerKindName;
+using runtime::optimizerSlotCount;
 using runtime::setLastError;
 using runtime::shapeText;
 

@@ -8,12 +8,8 @@
 
 #include "Kernel.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 using namespace fastnn::cpu;
 using dnnl::memory;
-using fastnn::runtime::checkMatmulDesc;
-using fastnn::runtime::describeMatmul;
 
 namespace {
 /// Operand slots, in the order build() adds them.

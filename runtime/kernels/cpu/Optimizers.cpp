@@ -16,19 +16,11 @@
 
 #include "Kernel.h"
 
-#include "fastnn/runtime/Optimizer.h"
-
 #include <cmath>
 #include <cstring>
 
 using namespace fastnn::cpu;
 using dnnl::memory;
-using fastnn::runtime::checkOptimizerDesc;
-using fastnn::runtime::describeOptimizer;
-using fastnn::runtime::optimizerHyperparameters;
-using fastnn::runtime::OptimizerHyperparameters;
-using fastnn::runtime::optimizerKindName;
-using fastnn::runtime::optimizerSlotCount;
 
 namespace {
 

@@ -13,14 +13,11 @@
 
 #include "Kernel.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 #include <algorithm>
 #include <sstream>
 
 using namespace fastnn::cpu;
 using dnnl::memory;
-using fastnn::runtime::checkPool2dDesc;
 
 namespace {
 /// Operand slots of the forward kernels, in the order buildForward() adds

@@ -2,12 +2,8 @@
 
 #include "Kernel.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 using namespace fastnn::cpu;
 using dnnl::memory;
-using fastnn::runtime::checkReduceShapes;
-using fastnn::runtime::describeReduce;
 
 namespace {
 /// Operand slots, in the order build() adds them.

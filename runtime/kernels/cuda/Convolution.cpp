@@ -27,14 +27,7 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 using namespace fastnn::cuda;
-using fastnn::runtime::checkConv2dGeometry;
-using fastnn::runtime::checkConv2dOperands;
-using fastnn::runtime::Conv2dFilter;
-using fastnn::runtime::conv2dFilter;
-using fastnn::runtime::describeConv2d;
 
 namespace {
 

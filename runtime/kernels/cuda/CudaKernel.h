@@ -19,6 +19,8 @@
 
 #include "fastnn/runtime/DTypes.h"
 #include "fastnn/runtime/KernelBase.h"
+#include "fastnn/runtime/OpDescriptors.h"
+#include "fastnn/runtime/Optimizer.h"
 #include "fastnn/runtime/ShapeText.h"
 
 #include <cublasLt.h>
@@ -48,14 +50,28 @@ struct fnn_device {
 
 namespace fastnn::cuda {
 
+using runtime::checkConv2dGeometry;
+using runtime::checkConv2dOperands;
 using runtime::checkF32;
 using runtime::checkFloatType;
 using runtime::checkLayout;
+using runtime::checkMatmulDesc;
+using runtime::checkOptimizerDesc;
+using runtime::checkPool2dDesc;
 using runtime::checkPostOp;
+using runtime::checkReduceShapes;
 using runtime::checkShape;
+using runtime::Conv2dFilter;
+using runtime::conv2dFilter;
+using runtime::describeConv2d;
+using runtime::describeMatmul;
+using runtime::describeOptimizer;
+using runtime::describeReduce;
 using runtime::formatPair;
 using runtime::KernelError;
 using runtime::layoutName;
+using runtime::optimizerKindName;
+using runtime::optimizerSlotCount;
 using runtime::shapeText;
 
 /// The workspace every kernel starts with (cuBLASLt's heuristics want a

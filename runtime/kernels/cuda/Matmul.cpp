@@ -18,11 +18,7 @@
 
 #include "CudaKernel.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 using namespace fastnn::cuda;
-using fastnn::runtime::checkMatmulDesc;
-using fastnn::runtime::describeMatmul;
 
 namespace {
 

@@ -10,13 +10,7 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
-#include "fastnn/runtime/Optimizer.h"
-
 using namespace fastnn::cuda;
-using fastnn::runtime::checkOptimizerDesc;
-using fastnn::runtime::describeOptimizer;
-using fastnn::runtime::optimizerKindName;
-using fastnn::runtime::optimizerSlotCount;
 
 namespace {
 

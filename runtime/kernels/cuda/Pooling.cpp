@@ -10,13 +10,10 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 #include <cstring>
 #include <sstream>
 
 using namespace fastnn::cuda;
-using fastnn::runtime::checkPool2dDesc;
 
 namespace {
 

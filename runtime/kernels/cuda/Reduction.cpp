@@ -9,11 +9,7 @@
 
 #include "CudaKernel.h"
 
-#include "fastnn/runtime/OpDescriptors.h"
-
 using namespace fastnn::cuda;
-using fastnn::runtime::checkReduceShapes;
-using fastnn::runtime::describeReduce;
 
 namespace {
 
