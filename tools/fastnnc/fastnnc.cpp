@@ -276,7 +276,9 @@ int main(int argc, char **argv) {
   // weights in fastnn.external_weights instead.
   bool writesWeights = weightsFlag == Weights::External &&
                        emit != EmitKind::MLIR && emit != EmitKind::Summary;
-  if (weightsFlag == Weights::External && compileMode == Mode::Import)
+  // The evaluation step's parameters are the training arena's.
+  if (weightsFlag == Weights::External &&
+      (compileMode == Mode::Import || compileMode == Mode::Eval))
     return fail("--weights=external applies to --mode=infer and train");
   if (writesWeights && outputPath == "-")
     return fail("--weights=external writes the weights beside the output "

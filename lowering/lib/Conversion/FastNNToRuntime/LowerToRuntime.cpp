@@ -381,7 +381,7 @@ struct LowerToRuntimePass
         ValueRange{arith::ConstantIntOp::create(failureBuilder, loc, -1, 64)});
     func::ReturnOp::create(runBuilder, loc);
 
-    if (externalWeights)
+    if (externalWeights && initializeState)
       module->setAttr("fastnn.external_weights",
                       ArrayAttr::get(context, externalWeightEntries));
 
@@ -512,8 +512,10 @@ struct LowerToRuntimePass
         forward->getParentOfType<ModuleOp>()->getAttrOfType<StringAttr>(
             "fastnn.config");
     stringGlobal(exported("config"), config ? config.str() : "", true);
-    constantGlobal(i64, exported("external_weights"),
-                   IntegerAttr::get(i64, externalWeights ? 1 : 0));
+    // Without initialize-state the caller fills the state anyway.
+    constantGlobal(
+        i64, exported("external_weights"),
+        IntegerAttr::get(i64, externalWeights && initializeState ? 1 : 0));
   }
 
   /// The name of an exported symbol of model.h: fnn_model_run for "run"
