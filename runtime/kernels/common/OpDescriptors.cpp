@@ -49,6 +49,41 @@ bool fastnn::runtime::checkReduceShapes(const fnn_reduce_desc &D) {
   return Reduces;
 }
 
+std::string fastnn::runtime::describeSoftmax(const fnn_softmax_desc &D) {
+  std::ostringstream S;
+  S << (D.log ? "logsoftmax" : "softmax") << " input " << shapeText(D.input)
+    << ", axis " << D.axis;
+  return S.str();
+}
+
+int64_t fastnn::runtime::checkSoftmaxDesc(const fnn_softmax_desc &D) {
+  checkF32(D.dtype);
+  checkShape(D.input, "input", 1, FNN_MAX_RANK);
+  int64_t Axis = D.axis < 0 ? D.axis + D.input.rank : D.axis;
+  if (Axis < 0 || Axis >= D.input.rank)
+    throw KernelError("axis is out of range");
+  return Axis;
+}
+
+std::string fastnn::runtime::describeLrn(const fnn_lrn_desc &D) {
+  std::ostringstream S;
+  S << "lrn input " << shapeText(D.input) << " " << layoutName(D.layout)
+    << ", size " << D.size << ", alpha " << D.alpha << ", beta " << D.beta
+    << ", bias " << D.bias;
+  return S.str();
+}
+
+void fastnn::runtime::checkLrnDesc(const fnn_lrn_desc &D) {
+  checkF32(D.dtype);
+  checkLayout(D.layout);
+  checkShape(D.input, "input", 4, 4);
+  // ONNX's window for an even size is one channel longer after than before;
+  // oneDNN's is symmetric ((size - 1) / 2 each side), so only odd sizes
+  // agree, on every backend. Image models use 3 or 5.
+  if (D.size < 1 || D.size % 2 == 0)
+    throw KernelError("size must be odd and positive");
+}
+
 void fastnn::runtime::checkPool2dDesc(const fnn_pool2d_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);

@@ -392,26 +392,11 @@ void buildBatchNorm(CpuKernel &K, const fnn_batch_norm_desc &D) {
   K.setState(std::move(Fold));
 }
 
-std::string describeLrn(const fnn_lrn_desc &D) {
-  std::ostringstream S;
-  S << "lrn input " << shapeText(D.input) << " " << layoutName(D.layout)
-    << ", size " << D.size << ", alpha " << D.alpha << ", beta " << D.beta
-    << ", bias " << D.bias;
-  return S.str();
-}
-
 /// Checks \p D and returns the forward descriptor every LRN kernel of \p D
 /// is made from.
 dnnl::lrn_forward::desc lrnDesc(const fnn_lrn_desc &D,
                                 dnnl::prop_kind PropKind) {
-  checkF32(D.dtype);
-  checkLayout(D.layout);
-  checkShape(D.input, "input", 4, 4);
-  // ONNX's window for an even size is one channel longer after than before;
-  // oneDNN's is symmetric ((size - 1) / 2 each side), so only odd sizes
-  // agree. Image models use 3 or 5.
-  if (D.size < 1 || D.size % 2 == 0)
-    throw KernelError("size must be odd and positive");
+  checkLrnDesc(D);
   // oneDNN computes x / (k + alpha / size * sum x^2)^beta, already dividing
   // alpha by the window size as ONNX does, so alpha passes through as is.
   return dnnl::lrn_forward::desc(

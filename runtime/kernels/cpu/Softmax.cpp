@@ -2,8 +2,6 @@
 
 #include "Kernel.h"
 
-#include <sstream>
-
 using namespace fastnn::cpu;
 using dnnl::memory;
 
@@ -11,20 +9,8 @@ namespace {
 /// Operand slots, in the order build() adds them.
 enum Slot { SrcSlot, DstSlot };
 
-std::string describe(const fnn_softmax_desc &D) {
-  std::ostringstream S;
-  S << (D.log ? "logsoftmax" : "softmax") << " input " << shapeText(D.input)
-    << ", axis " << D.axis;
-  return S.str();
-}
-
 void build(CpuKernel &K, const fnn_softmax_desc &D) {
-  checkF32(D.dtype);
-  checkShape(D.input, "input", 1, FNN_MAX_RANK);
-  // A negative axis counts from the end, as in ONNX.
-  int64_t Axis = D.axis < 0 ? D.axis + D.input.rank : D.axis;
-  if (Axis < 0 || Axis >= D.input.rank)
-    throw KernelError("axis is out of range");
+  int64_t Axis = checkSoftmaxDesc(D);
   memory::desc DataDesc = denseDesc(toDims(D.input));
   dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
   K.addOperand(DataDesc);
@@ -47,7 +33,8 @@ void build(CpuKernel &K, const fnn_softmax_desc &D) {
 
 extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
                                           const fnn_softmax_desc *Desc) {
-  return createKernel("fnn_softmax_create", Device, Desc, build, describe);
+  return createKernel("fnn_softmax_create", Device, Desc, build,
+                      describeSoftmax);
 }
 
 extern "C" void fnn_softmax_forward(fnn_kernel *Handle, const void *Input,

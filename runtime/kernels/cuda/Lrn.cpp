@@ -11,7 +11,6 @@
 #include "KernelLaunch.h"
 
 #include <cstring>
-#include <sstream>
 
 using namespace fastnn::cuda;
 
@@ -30,23 +29,9 @@ struct LrnKernel final : CudaKernel {
   LrnParams Params;
 };
 
-std::string describe(const fnn_lrn_desc &D) {
-  std::ostringstream S;
-  S << "lrn input " << shapeText(D.input) << " " << layoutName(D.layout)
-    << ", size " << D.size << ", alpha " << D.alpha << ", beta " << D.beta
-    << ", bias " << D.bias;
-  return S.str();
-}
-
 std::unique_ptr<LrnKernel> make(fnn_device &Device, const fnn_lrn_desc &D,
                                 bool Training) {
-  checkF32(D.dtype);
-  checkLayout(D.layout);
-  checkShape(D.input, "input", 4, 4);
-  // As the CPU kernel: ONNX's window for an even size is asymmetric, and
-  // oneDNN's is not, so both backends take odd sizes only.
-  if (D.size < 1 || D.size % 2 == 0)
-    throw KernelError("size must be odd and positive");
+  checkLrnDesc(D);
   return std::make_unique<LrnKernel>(Device, D, Training);
 }
 
@@ -57,7 +42,7 @@ extern "C" fnn_kernel *fnn_lrn_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_lrn_create", Device, Desc,
       [Device](const fnn_lrn_desc &D) { return make(*Device, D, false); },
-      describe);
+      describeLrn);
 }
 
 extern "C" fnn_kernel *fnn_lrn_train_create(fnn_device *Device,
@@ -65,7 +50,7 @@ extern "C" fnn_kernel *fnn_lrn_train_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_lrn_train_create", Device, Desc,
       [Device](const fnn_lrn_desc &D) { return make(*Device, D, true); },
-      describe);
+      describeLrn);
 }
 
 extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
@@ -86,7 +71,7 @@ extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
                             "descriptor");
         return K;
       },
-      describe);
+      describeLrn);
 }
 
 extern "C" void fnn_lrn_forward(fnn_kernel *Handle, const void *Input,

@@ -9,8 +9,6 @@
 
 #include "CudaKernel.h"
 
-#include <sstream>
-
 using namespace fastnn::cuda;
 
 namespace {
@@ -21,13 +19,6 @@ struct SoftmaxKernel final : CudaKernel {
   cudnnSoftmaxAlgorithm_t Algorithm = CUDNN_SOFTMAX_ACCURATE;
 };
 
-std::string describe(const fnn_softmax_desc &D) {
-  std::ostringstream S;
-  S << (D.log ? "logsoftmax" : "softmax") << " input " << shapeText(D.input)
-    << ", axis " << D.axis;
-  return S.str();
-}
-
 } // namespace
 
 extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
@@ -35,12 +26,7 @@ extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_softmax_create", Device, Desc,
       [Device](const fnn_softmax_desc &D) {
-        checkF32(D.dtype);
-        checkShape(D.input, "input", 1, FNN_MAX_RANK);
-        // A negative axis counts from the end, as in ONNX.
-        int64_t Axis = D.axis < 0 ? D.axis + D.input.rank : D.axis;
-        if (Axis < 0 || Axis >= D.input.rank)
-          throw KernelError("axis is out of range");
+        int64_t Axis = checkSoftmaxDesc(D);
         int64_t Outer = 1, Inner = 1;
         for (int64_t I = 0; I < Axis; ++I)
           Outer *= D.input.dims[I];
@@ -59,7 +45,7 @@ extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
         K->Algorithm = D.log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
         return K;
       },
-      describe);
+      describeSoftmax);
 }
 
 extern "C" void fnn_softmax_forward(fnn_kernel *Handle, const void *Input,

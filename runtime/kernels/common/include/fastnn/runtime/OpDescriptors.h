@@ -25,6 +25,15 @@ std::string describeReduce(const fnn_reduce_desc &D);
 /// dimension is reduced: a reduction over nothing is a copy.
 bool checkReduceShapes(const fnn_reduce_desc &D);
 
+std::string describeSoftmax(const fnn_softmax_desc &D);
+/// Checks \p D's type, input and axis, and returns the axis counted from
+/// the front (a negative one counts from the end, as in ONNX).
+int64_t checkSoftmaxDesc(const fnn_softmax_desc &D);
+
+std::string describeLrn(const fnn_lrn_desc &D);
+/// Checks \p D's type, layout, input and size.
+void checkLrnDesc(const fnn_lrn_desc &D);
+
 /// Checks \p D's type, layout, shapes, kind and window parameters; not
 /// whether the output's height and width follow from them.
 void checkPool2dDesc(const fnn_pool2d_desc &D);
