@@ -8,8 +8,9 @@ external (external.bin + external.bin.weights), one from the seed-1 export
 (seed1.bin), and one of 5 classes with external weights. Every run trains
 on mock data. The other commands check one behaviour each:
 
-  bitwise        external.bin logs the losses embedded.bin logs, to the
-                 last printed digit, and ends with a bitwise equal checkpoint
+  bitwise        external.bin logs the losses and the evaluation embedded.bin
+                 logs, to the last printed digit, and ends with a bitwise
+                 equal checkpoint
   resume         external.bin stopped after a checkpoint resumes without its
                  weights file (the checkpoint has everything) and ends as
                  embedded.bin; --eval and --export-onnx need no weights file
@@ -41,6 +42,7 @@ learning_rate=0.001
 stop_at_step=6
 log_loss_every_n_iters=1
 save_checkpoints_steps=3
+eval_every_n_iters=6
 seed=3
 """
 
@@ -132,10 +134,15 @@ def bitwise(args):
     external = train(work, "external.bin", work / "run-external")
     if losses(embedded.stdout) != losses(external.stdout):
         fail(f"losses differ:\n{losses(embedded.stdout)}\n{losses(external.stdout)}")
+    evaluations = [[line for line in log.splitlines() if line.startswith("eval:")]
+                   for log in (embedded.stdout, external.stdout)]
+    if not evaluations[0] or evaluations[0] != evaluations[1]:
+        fail(f"the evaluations differ: {evaluations}")
     final = "model.ckpt-6"
     if (work / "run-embedded" / final).read_bytes() != (work / "run-external" / final).read_bytes():
         fail(f"the final checkpoints {final} differ")
-    print(f"{len(losses(external.stdout))} losses equal; final checkpoints bitwise equal")
+    print(f"{len(losses(external.stdout))} losses and the evaluation equal; final checkpoints "
+          "bitwise equal")
 
 
 def resume(args):
