@@ -10,10 +10,10 @@ namespace {
 enum Slot { SrcSlot, WeightsSlot, BiasSlot, DstSlot };
 
 void build(CpuKernel &K, const fnn_conv2d_desc &D) {
-  checkConv2dOperands(D);
-  checkConv2dGeometry(D);
+  fastnn::runtime::checkConv2dOperands(D);
+  fastnn::runtime::checkConv2dGeometry(D);
   bool Nhwc = D.layout == FNN_NHWC;
-  const Conv2dFilter F = conv2dFilter(D);
+  const fastnn::runtime::Conv2dFilter F = fastnn::runtime::conv2dFilter(D);
   int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
   int64_t C = D.input.dims[Nhwc ? 3 : 1], G = D.groups;
 
@@ -108,9 +108,10 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
 
 extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
                                          const fnn_conv2d_desc *Desc) {
-  return createKernel(
-      "fnn_conv2d_create", Device, Desc, build,
-      [](const fnn_conv2d_desc &D) { return describeConv2d(D, ""); });
+  return createKernel("fnn_conv2d_create", Device, Desc, build,
+                      [](const fnn_conv2d_desc &D) {
+                        return fastnn::runtime::describeConv2d(D, "");
+                      });
 }
 
 extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,

@@ -62,7 +62,7 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   checkShape(D.filter, "filter", 4, 4);
   checkShape(D.output, "output", 4, 4);
   bool Nhwc = D.layout == FNN_NHWC;
-  const Conv2dFilter F = conv2dFilter(D);
+  const fastnn::runtime::Conv2dFilter F = fastnn::runtime::conv2dFilter(D);
   int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
   int64_t C = D.input.dims[Nhwc ? 3 : 1], G = D.groups;
   if (G < 1 || O % G != 0 || I * G != C)

@@ -35,7 +35,7 @@ memory::desc operandDesc(const fnn_shape &Shape, size_t Rank, bool Transposed,
 }
 
 void build(CpuKernel &K, const fnn_matmul_desc &D) {
-  checkMatmulDesc(D);
+  fastnn::runtime::checkMatmulDesc(D);
   size_t Rank = D.output.rank;
   const memory::data_type Storage = storageType(D.dtype);
   const memory::data_type Compute = computeType(D.dtype);
@@ -81,7 +81,8 @@ void build(CpuKernel &K, const fnn_matmul_desc &D) {
 
 extern "C" fnn_kernel *fnn_matmul_create(fnn_device *Device,
                                          const fnn_matmul_desc *Desc) {
-  return createKernel("fnn_matmul_create", Device, Desc, build, describeMatmul);
+  return createKernel("fnn_matmul_create", Device, Desc, build,
+                      fastnn::runtime::describeMatmul);
 }
 
 extern "C" void fnn_matmul_forward(fnn_kernel *Handle, const void *A,

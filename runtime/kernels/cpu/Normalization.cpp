@@ -396,7 +396,7 @@ void buildBatchNorm(CpuKernel &K, const fnn_batch_norm_desc &D) {
 /// is made from.
 dnnl::lrn_forward::desc lrnDesc(const fnn_lrn_desc &D,
                                 dnnl::prop_kind PropKind) {
-  checkLrnDesc(D);
+  fastnn::runtime::checkLrnDesc(D);
   // oneDNN computes x / (k + alpha / size * sum x^2)^beta, already dividing
   // alpha by the window size as ONNX does, so alpha passes through as is.
   return dnnl::lrn_forward::desc(
@@ -533,7 +533,8 @@ extern "C" void fnn_batch_norm_forward(fnn_kernel *Handle, const void *Input,
 
 extern "C" fnn_kernel *fnn_lrn_create(fnn_device *Device,
                                       const fnn_lrn_desc *Desc) {
-  return createKernel("fnn_lrn_create", Device, Desc, buildLrn, describeLrn);
+  return createKernel("fnn_lrn_create", Device, Desc, buildLrn,
+                      fastnn::runtime::describeLrn);
 }
 
 extern "C" void fnn_lrn_forward(fnn_kernel *Handle, const void *Input,
@@ -553,7 +554,7 @@ extern "C" void fnn_lrn_forward(fnn_kernel *Handle, const void *Input,
 extern "C" fnn_kernel *fnn_lrn_train_create(fnn_device *Device,
                                             const fnn_lrn_desc *Desc) {
   return createKernel("fnn_lrn_train_create", Device, Desc, buildLrnTraining,
-                      describeLrn);
+                      fastnn::runtime::describeLrn);
 }
 
 extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
@@ -564,7 +565,7 @@ extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
       [Forward](CpuKernel &K, const fnn_lrn_desc &D) {
         buildLrnBackward(K, D, CpuKernel::find(Forward));
       },
-      describeLrn);
+      fastnn::runtime::describeLrn);
 }
 
 extern "C" void fnn_lrn_backward(fnn_kernel *Handle, const void *Input,

@@ -26,7 +26,7 @@ namespace {
 
 /// The desc's hyperparameters, and the state the updates carry between
 /// calls.
-struct Hyperparameters : OptimizerHyperparameters {
+struct Hyperparameters : fastnn::runtime::OptimizerHyperparameters {
   /// Adam's beta1^t and beta2^t as TF has them: float32 variables that start
   /// at 1 and are multiplied by beta after every update, so each is a
   /// product of rounded products. Rounding them differently moves
@@ -43,8 +43,8 @@ struct Hyperparameters : OptimizerHyperparameters {
 enum Slot { HyperparametersSlot };
 
 void build(CpuKernel &K, const fnn_optimizer_desc &D) {
-  checkOptimizerDesc(D);
-  Hyperparameters H{optimizerHyperparameters(D), 0, 1.f, 1.f};
+  fastnn::runtime::checkOptimizerDesc(D);
+  Hyperparameters H{fastnn::runtime::optimizerHyperparameters(D), 0, 1.f, 1.f};
   memory::desc Bytes({static_cast<memory::dim>(sizeof(H))},
                      memory::data_type::u8, memory::format_tag::a);
   memory State = K.addInternal(Bytes);
@@ -183,7 +183,7 @@ void adamw(const Hyperparameters &H, float *__restrict Var,
 extern "C" fnn_kernel *fnn_optimizer_create(fnn_device *Device,
                                             const fnn_optimizer_desc *Desc) {
   return createKernel("fnn_optimizer_create", Device, Desc, build,
-                      describeOptimizer);
+                      fastnn::runtime::describeOptimizer);
 }
 
 extern "C" void fnn_optimizer_apply(fnn_kernel *Handle, void *Param,
@@ -195,11 +195,12 @@ extern "C" void fnn_optimizer_apply(fnn_kernel *Handle, void *Param,
   dnnl_memory_get_data_handle(Kernel->operand(HyperparametersSlot).get(),
                               &State);
   Hyperparameters &H = *static_cast<Hyperparameters *>(State);
-  int Slots = optimizerSlotCount(H.Kind);
+  int Slots = fastnn::runtime::optimizerSlotCount(H.Kind);
   if (!Param || !Grad || !LearningRate || (Slots > 0 && !Slot0) ||
       (Slots > 1 && !Slot1) || (H.Kind == FNN_OPT_ADAM && !Step)) {
     setLastError(std::string("fnn_optimizer_apply: ") +
-                 optimizerKindName(H.Kind) + " called with a null tensor");
+                 fastnn::runtime::optimizerKindName(H.Kind) +
+                 " called with a null tensor");
     return;
   }
   auto *Var = static_cast<float *>(Param);

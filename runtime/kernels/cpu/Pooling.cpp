@@ -72,7 +72,7 @@ memory::desc computeDesc(const fnn_pool2d_desc &D, const fnn_shape &Shape) {
 /// \p D is made from.
 dnnl::pooling_v2_forward::desc poolingDesc(const fnn_pool2d_desc &D,
                                            dnnl::prop_kind PropKind) {
-  checkPool2dDesc(D);
+  fastnn::runtime::checkPool2dDesc(D);
   bool Nhwc = D.layout == FNN_NHWC;
   int H = Nhwc ? 1 : 2, W = Nhwc ? 2 : 3;
 

@@ -10,7 +10,7 @@ namespace {
 enum Slot { SrcSlot, DstSlot };
 
 void build(CpuKernel &K, const fnn_reduce_desc &D) {
-  bool Reduces = checkReduceShapes(D);
+  bool Reduces = fastnn::runtime::checkReduceShapes(D);
   memory::desc SrcDesc = denseDesc(toDims(D.input));
   memory::desc DstDesc = denseDesc(toDims(D.output));
   K.addOperand(SrcDesc);
@@ -51,7 +51,8 @@ void build(CpuKernel &K, const fnn_reduce_desc &D) {
 
 extern "C" fnn_kernel *fnn_reduce_create(fnn_device *Device,
                                          const fnn_reduce_desc *Desc) {
-  return createKernel("fnn_reduce_create", Device, Desc, build, describeReduce);
+  return createKernel("fnn_reduce_create", Device, Desc, build,
+                      fastnn::runtime::describeReduce);
 }
 
 extern "C" void fnn_reduce_forward(fnn_kernel *Handle, const void *Input,

@@ -10,7 +10,7 @@ namespace {
 enum Slot { SrcSlot, DstSlot };
 
 void build(CpuKernel &K, const fnn_softmax_desc &D) {
-  int64_t Axis = checkSoftmaxDesc(D);
+  int64_t Axis = fastnn::runtime::checkSoftmaxDesc(D);
   memory::desc DataDesc = denseDesc(toDims(D.input));
   dnnl::primitive_attr Attr = makeAttr(FNN_POST_NONE);
   K.addOperand(DataDesc);
@@ -34,7 +34,7 @@ void build(CpuKernel &K, const fnn_softmax_desc &D) {
 extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
                                           const fnn_softmax_desc *Desc) {
   return createKernel("fnn_softmax_create", Device, Desc, build,
-                      describeSoftmax);
+                      fastnn::runtime::describeSoftmax);
 }
 
 extern "C" void fnn_softmax_forward(fnn_kernel *Handle, const void *Input,

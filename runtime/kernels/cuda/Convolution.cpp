@@ -105,15 +105,15 @@ const Perf &choose(const Perf *Results, int Count, int64_t DType,
 
 std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
                                   bool Backward) {
-  checkConv2dOperands(D);
+  fastnn::runtime::checkConv2dOperands(D);
   if (Backward && D.post_op != FNN_POST_NONE)
     throw KernelError("post_op must be FNN_POST_NONE for the backward (the "
                       "compiler applies the relu gradient itself)");
-  checkConv2dGeometry(D);
+  fastnn::runtime::checkConv2dGeometry(D);
   const bool Nhwc = D.layout == FNN_NHWC;
   ActivationShape In = activationShape(D.input, D.layout);
   ActivationShape Out = activationShape(D.output, D.layout);
-  const Conv2dFilter F = conv2dFilter(D);
+  const fastnn::runtime::Conv2dFilter F = fastnn::runtime::conv2dFilter(D);
   int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
 
   auto K = std::make_unique<ConvKernel>(Device);
@@ -230,7 +230,9 @@ extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_conv2d_create", Device, Desc,
       [Device](const fnn_conv2d_desc &D) { return build(*Device, D, false); },
-      [](const fnn_conv2d_desc &D) { return describeConv2d(D, ""); });
+      [](const fnn_conv2d_desc &D) {
+        return fastnn::runtime::describeConv2d(D, "");
+      });
 }
 
 extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,
@@ -260,7 +262,9 @@ extern "C" fnn_kernel *fnn_conv2d_backward_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_conv2d_backward_create", Device, Desc,
       [Device](const fnn_conv2d_desc &D) { return build(*Device, D, true); },
-      [](const fnn_conv2d_desc &D) { return describeConv2d(D, " backward"); });
+      [](const fnn_conv2d_desc &D) {
+        return fastnn::runtime::describeConv2d(D, " backward");
+      });
 }
 
 extern "C" void fnn_conv2d_backward(fnn_kernel *Handle, const void *Input,

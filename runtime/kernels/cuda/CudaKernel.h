@@ -50,32 +50,14 @@ struct fnn_device {
 
 namespace fastnn::cuda {
 
-using runtime::checkConv2dGeometry;
-using runtime::checkConv2dOperands;
 using runtime::checkF32;
 using runtime::checkFloatType;
 using runtime::checkLayout;
-using runtime::checkLrnDesc;
-using runtime::checkMatmulDesc;
-using runtime::checkOptimizerDesc;
-using runtime::checkPool2dDesc;
 using runtime::checkPostOp;
-using runtime::checkReduceShapes;
 using runtime::checkShape;
-using runtime::checkSoftmaxDesc;
-using runtime::Conv2dFilter;
-using runtime::conv2dFilter;
-using runtime::describeConv2d;
-using runtime::describeLrn;
-using runtime::describeMatmul;
-using runtime::describeOptimizer;
-using runtime::describeReduce;
-using runtime::describeSoftmax;
 using runtime::formatPair;
 using runtime::KernelError;
 using runtime::layoutName;
-using runtime::optimizerKindName;
-using runtime::optimizerSlotCount;
 using runtime::shapeText;
 
 /// The workspace every kernel starts with (cuBLASLt's heuristics want a

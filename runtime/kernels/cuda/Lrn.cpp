@@ -31,7 +31,7 @@ struct LrnKernel final : CudaKernel {
 
 std::unique_ptr<LrnKernel> make(fnn_device &Device, const fnn_lrn_desc &D,
                                 bool Training) {
-  checkLrnDesc(D);
+  fastnn::runtime::checkLrnDesc(D);
   return std::make_unique<LrnKernel>(Device, D, Training);
 }
 
@@ -42,7 +42,7 @@ extern "C" fnn_kernel *fnn_lrn_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_lrn_create", Device, Desc,
       [Device](const fnn_lrn_desc &D) { return make(*Device, D, false); },
-      describeLrn);
+      fastnn::runtime::describeLrn);
 }
 
 extern "C" fnn_kernel *fnn_lrn_train_create(fnn_device *Device,
@@ -50,7 +50,7 @@ extern "C" fnn_kernel *fnn_lrn_train_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_lrn_train_create", Device, Desc,
       [Device](const fnn_lrn_desc &D) { return make(*Device, D, true); },
-      describeLrn);
+      fastnn::runtime::describeLrn);
 }
 
 extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
@@ -71,7 +71,7 @@ extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
                             "descriptor");
         return K;
       },
-      describeLrn);
+      fastnn::runtime::describeLrn);
 }
 
 extern "C" void fnn_lrn_forward(fnn_kernel *Handle, const void *Input,

@@ -81,7 +81,7 @@ void layout(LtHandle<cublasLtMatrixLayout_t, cublasLtMatrixLayoutDestroy> &L,
 
 std::unique_ptr<MatmulKernel> build(fnn_device &Device,
                                     const fnn_matmul_desc &D) {
-  checkMatmulDesc(D);
+  fastnn::runtime::checkMatmulDesc(D);
   const size_t Rank = D.output.rank;
   std::vector<int64_t> A = padded(D.a, Rank), B = padded(D.b, Rank),
                        Out = padded(D.output, Rank);
@@ -216,7 +216,7 @@ extern "C" fnn_kernel *fnn_matmul_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_matmul_create", Device, Desc,
       [Device](const fnn_matmul_desc &D) { return build(*Device, D); },
-      describeMatmul);
+      fastnn::runtime::describeMatmul);
 }
 
 extern "C" void fnn_matmul_forward(fnn_kernel *Handle, const void *A,

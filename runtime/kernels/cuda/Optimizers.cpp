@@ -26,11 +26,11 @@ void apply(fnn_kernel *Handle, void *Param, const void *Grad, void *Slot0,
            const void *Apply) {
   auto &K = static_cast<OptimizerKernel &>(*Handle);
   const OptimizerHyperparameters &H = K.Params;
-  int Slots = optimizerSlotCount(H.Kind);
+  int Slots = fastnn::runtime::optimizerSlotCount(H.Kind);
   if (!Param || !Grad || !LearningRate || (Slots > 0 && !Slot0) ||
       (Slots > 1 && !Slot1) || (H.Kind == FNN_OPT_ADAM && !Step)) {
     fastnn::runtime::setLastError(std::string("fnn_optimizer_apply: ") +
-                                  optimizerKindName(H.Kind) +
+                                  fastnn::runtime::optimizerKindName(H.Kind) +
                                   " called with a null tensor");
     return;
   }
@@ -49,7 +49,7 @@ extern "C" fnn_kernel *fnn_optimizer_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_optimizer_create", Device, Desc,
       [Device](const fnn_optimizer_desc &D) {
-        checkOptimizerDesc(D);
+        fastnn::runtime::checkOptimizerDesc(D);
         auto K = std::make_unique<OptimizerKernel>(*Device,
                                                    optimizerHyperparameters(D));
         const OptimizerState Initial{{0, 1.f, 1.f}, 0.f};
@@ -58,7 +58,7 @@ extern "C" fnn_kernel *fnn_optimizer_create(fnn_device *Device,
               "initialising the optimizer state");
         return K;
       },
-      describeOptimizer);
+      fastnn::runtime::describeOptimizer);
 }
 
 extern "C" void fnn_optimizer_apply(fnn_kernel *Kernel, void *Param,

@@ -44,7 +44,7 @@ std::string describe(const fnn_pool2d_desc &D) {
 }
 
 void checkDesc(const fnn_pool2d_desc &D) {
-  checkPool2dDesc(D);
+  fastnn::runtime::checkPool2dDesc(D);
   bool Nhwc = D.layout == FNN_NHWC;
   int H = Nhwc ? 1 : 2, W = Nhwc ? 2 : 3;
   // Every window must start inside the padded input (what oneDNN, and so

@@ -39,7 +39,7 @@ extern "C" fnn_kernel *fnn_reduce_create(fnn_device *Device,
       "fnn_reduce_create", Device, Desc,
       [Device](const fnn_reduce_desc &D) {
         auto K = std::make_unique<ReduceKernel>(*Device);
-        K->Reduces = checkReduceShapes(D);
+        K->Reduces = fastnn::runtime::checkReduceShapes(D);
         cudnnReduceTensorOp_t Op;
         switch (D.kind) {
         case FNN_REDUCE_SUM:
@@ -74,7 +74,7 @@ extern "C" fnn_kernel *fnn_reduce_create(fnn_device *Device,
         reserveWorkspace(*Device, K->WorkspaceBytes);
         return K;
       },
-      describeReduce);
+      fastnn::runtime::describeReduce);
 }
 
 extern "C" void fnn_reduce_forward(fnn_kernel *Handle, const void *Input,

@@ -26,7 +26,7 @@ extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_softmax_create", Device, Desc,
       [Device](const fnn_softmax_desc &D) {
-        int64_t Axis = checkSoftmaxDesc(D);
+        int64_t Axis = fastnn::runtime::checkSoftmaxDesc(D);
         int64_t Outer = 1, Inner = 1;
         for (int64_t I = 0; I < Axis; ++I)
           Outer *= D.input.dims[I];
@@ -45,7 +45,7 @@ extern "C" fnn_kernel *fnn_softmax_create(fnn_device *Device,
         K->Algorithm = D.log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
         return K;
       },
-      describeSoftmax);
+      fastnn::runtime::describeSoftmax);
 }
 
 extern "C" void fnn_softmax_forward(fnn_kernel *Handle, const void *Input,
