@@ -28,6 +28,7 @@
 #include <cudnn.h>
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -101,6 +102,19 @@ struct CudaKernel : fnn_kernel {
   explicit CudaKernel(fnn_device &Device) : Device(Device) {}
   fnn_device &Device;
 };
+
+/// Throws unless \p Forward, the training kernel a backward kernel reads
+/// (made from \p ForwardDesc), belongs to \p Device and was made from the
+/// backward's own descriptor \p D.
+template <typename DescT>
+void checkForwardMatches(const CudaKernel &Forward, const DescT &ForwardDesc,
+                         const fnn_device &Device, const DescT &D) {
+  if (&Forward.Device != &Device)
+    throw KernelError("the forward kernel belongs to another device");
+  if (std::memcmp(&ForwardDesc, &D, sizeof(D)) != 0)
+    throw KernelError("the forward kernel was made from a different "
+                      "descriptor");
+}
 
 /// A cuDNN descriptor with its destroy function.
 template <typename T, cudnnStatus_t (*Destroy)(T)> class CudnnDescriptor {

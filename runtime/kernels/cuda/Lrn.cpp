@@ -10,8 +10,6 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
-#include <cstring>
-
 using namespace fastnn::cuda;
 
 namespace {
@@ -64,11 +62,7 @@ extern "C" fnn_kernel *fnn_lrn_backward_create(fnn_device *Device,
         if (!Saved || !Saved->Training)
           throw KernelError("LRN's backward needs the kernel of its "
                             "forward, made by fnn_lrn_train_create");
-        if (&Saved->Device != Device)
-          throw KernelError("the forward kernel belongs to another device");
-        if (std::memcmp(&Saved->Desc, &D, sizeof(D)) != 0)
-          throw KernelError("the forward kernel was made from a different "
-                            "descriptor");
+        checkForwardMatches(*Saved, Saved->Desc, *Device, D);
         return K;
       },
       fastnn::runtime::describeLrn);

@@ -10,7 +10,6 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
-#include <cstring>
 #include <sstream>
 
 using namespace fastnn::cuda;
@@ -104,11 +103,7 @@ extern "C" fnn_kernel *fnn_pool2d_backward_create(fnn_device *Device,
         if (!Saved || !Saved->Argmax)
           throw KernelError("max pooling's backward needs the kernel of its "
                             "forward, made by fnn_pool2d_train_create");
-        if (&Saved->Device != Device)
-          throw KernelError("the forward kernel belongs to another device");
-        if (std::memcmp(&Saved->Desc, &D, sizeof(D)) != 0)
-          throw KernelError("the forward kernel was made from a different "
-                            "descriptor");
+        checkForwardMatches(*Saved, Saved->Desc, *Device, D);
         K->Argmax = Saved->Argmax;
         return K;
       },
