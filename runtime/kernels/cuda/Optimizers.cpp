@@ -1,9 +1,9 @@
 //===- Optimizers.cpp - fnn_optimizer on CUDA -----------------------------===//
 //
 // The create-time checks and the hyperparameters rounded to float32 once
-// are the CPU kernel's (fastnn/runtime/Optimizer.h); the update itself is
-// Optimizers.cu. The kernel owns a small device buffer for Adam's beta
-// powers (advanced on the device, see OptimizerMath.h).
+// are shared with the CPU kernel (fastnn/runtime/Optimizer.h); the update
+// itself is Optimizers.cu. The kernel owns a small device buffer for Adam's
+// beta powers (advanced on the device, see OptimizerMath.h).
 //
 //===----------------------------------------------------------------------===//
 
