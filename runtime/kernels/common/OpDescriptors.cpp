@@ -10,7 +10,10 @@
 
 using namespace fastnn::runtime;
 
-const char *fastnn::runtime::reduceKindName(int64_t Kind) {
+namespace {
+
+/// "sum", "mean", "max", "min" ("?" for a kind the ABI does not have).
+const char *reduceKindName(int64_t Kind) {
   switch (Kind) {
   case FNN_REDUCE_SUM:
     return "sum";
@@ -24,6 +27,15 @@ const char *fastnn::runtime::reduceKindName(int64_t Kind) {
     return "?";
   }
 }
+
+/// Output extent of one spatial dimension of a convolution (the floor
+/// formula).
+int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
+                   int64_t PadBegin, int64_t PadEnd) {
+  return (In + PadBegin + PadEnd - ((Kernel - 1) * Dilation + 1)) / Stride + 1;
+}
+
+} // namespace
 
 std::string fastnn::runtime::describeReduce(const fnn_reduce_desc &D) {
   std::ostringstream S;
@@ -119,12 +131,6 @@ void fastnn::runtime::checkMatmulDesc(const fnn_matmul_desc &D) {
   checkShape(D.output, "output", 2, FNN_MAX_RANK);
   if (D.a.rank > D.output.rank || D.b.rank > D.output.rank)
     throw KernelError("a and b may not have a higher rank than the output");
-}
-
-int64_t fastnn::runtime::convExtent(int64_t In, int64_t Kernel, int64_t Stride,
-                                    int64_t Dilation, int64_t PadBegin,
-                                    int64_t PadEnd) {
-  return (In + PadBegin + PadEnd - ((Kernel - 1) * Dilation + 1)) / Stride + 1;
 }
 
 Conv2dFilter fastnn::runtime::conv2dFilter(const fnn_conv2d_desc &D) {

@@ -17,8 +17,6 @@
 
 namespace fastnn::runtime {
 
-/// "sum", "mean", "max", "min" ("?" for a kind the ABI does not have).
-const char *reduceKindName(int64_t Kind);
 std::string describeReduce(const fnn_reduce_desc &D);
 /// Checks \p D's type and shapes (the output keeps the input's rank, each
 /// dimension the input's or 1; not the kind) and returns whether any
@@ -47,10 +45,6 @@ struct Conv2dFilter {
   int64_t Out, In, Height, Width;
 };
 Conv2dFilter conv2dFilter(const fnn_conv2d_desc &D);
-/// Output extent of one spatial dimension of a convolution (the floor
-/// formula).
-int64_t convExtent(int64_t In, int64_t Kernel, int64_t Stride, int64_t Dilation,
-                   int64_t PadBegin, int64_t PadEnd);
 /// Checks \p D's type, layout, post-op and operand ranks.
 void checkConv2dOperands(const fnn_conv2d_desc &D);
 /// Checks \p D's groups, channels, strides, pads and dilations, and that the
