@@ -13,11 +13,21 @@ finite differences, with the ONNX ops that reach them:
                                  ceil_mode
   batch_norm_train               BatchNormalization, 4-D and 2-D (the
                                  training step always uses batch statistics)
+  reduce_mean sub mul sqrt reciprocal add
+                                 LayerNormalization (last axis; axis 1 with
+                                 Mean and InvStdDev read too),
+                                 GroupNormalization 21 (per channel),
+                                 InstanceNormalization
   lrn (LRN)                      sizes 3 and 5 (the kernels take odd sizes
                                  only), alpha large enough that the
                                  cross-channel term matters
   matmul (Gemm, MatMul)          all four transpose cases, alpha, beta, bias
                                  broadcast from [N], [M, 1], [1, N]; 1-D MatMul;
+                                 batched MatMul, with batch dimensions
+                                 broadcast both ways, attention's q k^T and
+                                 scores v, a vector times a stack; Einsum
+                                 (attention's two contractions, an
+                                 ellipsis, a label summed in one operand);
                                  3-D times 2-D MatMul (imported as a 2-D
                                  product between reshapes)
   add sub mul div                with broadcasting on either side; a value
@@ -41,22 +51,25 @@ finite differences, with the ONNX ops that reach them:
   dropout_train                  Dropout (ratio 0.3; one mask per step)
   cast                           Cast to float64 and back around a float64
                                  tanh (a bare pair folds away)
-  reduce_mean reduce_sum         ReduceMean, ReduceSum, GlobalAveragePool:
+  reduce_mean reduce_sum         ReduceMean, ReduceSum, GlobalAveragePool,
+                                 ReduceL2, ReduceLogSumExp (axes as
+                                 attribute and as input 1):
                                  axes, negative axes, all axes, keepdims 0/1
   concat reshape transpose pad slice broadcast
                                  Concat, Reshape, Flatten, Squeeze, Unsqueeze,
                                  Identity, Transpose, Pad (constant), Slice
                                  (negative starts, several axes, steps 1),
                                  Expand and Tile (broadcast between
-                                 reshapes);
+                                 reshapes), Split (sizes; num_outputs,
+                                 uneven), Range and ConstantOfShape
+                                 (constants); Trilu (select with a mask);
                                  Flatten, Squeeze and Unsqueeze import as
                                  reshape, Identity of a computed value as
                                  nothing
 
 Not differentiated, each checked for a clear error at the ONNX node: max, min
 (Max, Min), reduce_max, reduce_min (ReduceMax, ReduceMin, GlobalMaxPool),
-reflect and edge pad, strided slice, gather of float data; MatMul of two
-3-D operands (the matmul rule takes 2-D products only).
+reflect and edge pad, strided slice, gather of float data.
 
 Rules no training step reaches, so not checked here: batch_norm and dropout
 (fastnn-build-train-step replaces them by their training forms), sign (only
@@ -83,6 +96,8 @@ class Case:
     # Initializers read as constants (shapes, axes) or statistics.
     constants: list = field(default_factory=list)
     opset: int = 13
+    # y's shape, for ops whose output onnx's shape inference does not know.
+    output_shape: tuple = None
     # For ops that are not differentiated: text the error must contain.
     expect_error: str = None
     name: str = ""
@@ -289,6 +304,42 @@ def lrn_size_5(r):
                 [node("LRN", ["x"], size=5, alpha=0.5, beta=0.6, bias=2.0)])
 
 
+@case("norm")
+def layer_norm_last_axis(r):
+    return Case({"x": smooth(r, 3, 5), "scale": smooth(r, 5),
+                 "bias": smooth(r, 5)},
+                [node("LayerNormalization", ["x", "scale", "bias"],
+                      epsilon=1e-3)], opset=17)
+
+
+@case("norm")
+def layer_norm_axis_1_statistics(r):
+    # Mean and InvStdDev read by the graph as well as Y.
+    return Case({"x": smooth(r, 2, 3, 4), "scale": smooth(r, 3, 4)},
+                [helper.make_node("LayerNormalization", ["x", "scale"],
+                                  ["n", "mean", "inv"], axis=1),
+                 helper.make_node("Add", ["n", "mean"], ["shifted"]),
+                 node("Mul", ["shifted", "inv"])], opset=17)
+
+
+@case("norm")
+def group_norm_per_channel(r):
+    # onnx's shape inference knows no output of GroupNormalization 21.
+    # Version 18 (per-group scale and bias, the same ops) is deprecated, and
+    # onnx's checker refuses models of it.
+    return Case({"x": smooth(r, 2, 4, 3, 3), "scale": smooth(r, 4),
+                 "bias": smooth(r, 4)},
+                [node("GroupNormalization", ["x", "scale", "bias"],
+                      num_groups=2)], opset=21, output_shape=(2, 4, 3, 3))
+
+
+@case("norm")
+def instance_norm(r):
+    return Case({"x": smooth(r, 2, 3, 4, 3), "scale": smooth(r, 3),
+                 "bias": smooth(r, 3)},
+                [node("InstanceNormalization", ["x", "scale", "bias"])])
+
+
 # ---------------------------------------------------------------------------
 # Matrix products
 
@@ -336,6 +387,59 @@ def matmul_vector(r):
 def matmul_stacked(r):
     return Case({"a": smooth(r, 2, 3, 4), "b": smooth(r, 4, 5)},
                 [node("MatMul", ["a", "b"])])
+
+
+@case("matmul")
+def matmul_batched(r):
+    return Case({"a": smooth(r, 2, 3, 4), "b": smooth(r, 2, 4, 5)},
+                [node("MatMul", ["a", "b"])])
+
+
+@case("matmul")
+def matmul_batched_broadcast(r):
+    # Each operand broadcast along a batch dimension the other has.
+    return Case({"a": smooth(r, 2, 1, 3, 4), "b": smooth(r, 3, 4, 5)},
+                [node("MatMul", ["a", "b"])])
+
+
+@case("matmul")
+def matmul_attention_scores(r):
+    # q @ k^T with batch and head dimensions, then scores @ v.
+    return Case({"q": smooth(r, 2, 2, 3, 4), "k": smooth(r, 2, 2, 5, 4),
+                 "v": smooth(r, 2, 2, 5, 3)},
+                [helper.make_node("Transpose", ["k"], ["kt"],
+                                  perm=[0, 1, 3, 2]),
+                 helper.make_node("MatMul", ["q", "kt"], ["scores"]),
+                 node("MatMul", ["scores", "v"])])
+
+
+@case("matmul")
+def matmul_vector_batched(r):
+    return Case({"a": smooth(r, 4), "b": smooth(r, 2, 4, 3)},
+                [node("MatMul", ["a", "b"])])
+
+
+@case("matmul")
+def einsum_attention(r):
+    # Both of attention's contractions, as Einsum writes them.
+    return Case({"q": smooth(r, 2, 2, 3, 4), "k": smooth(r, 2, 2, 5, 4),
+                 "v": smooth(r, 2, 2, 5, 3)},
+                [helper.make_node("Einsum", ["q", "k"], ["scores"],
+                                  equation="bhqd,bhkd->bhqk"),
+                 node("Einsum", ["scores", "v"], equation="bhqk,bhkd->bhqd")],
+                opset=12)
+
+
+@case("matmul")
+def einsum_ellipsis_and_sum(r):
+    # "...ij,...jk->...ik" with b broadcast along the ellipsis, and labels
+    # summed in one operand only.
+    return Case({"a": smooth(r, 2, 3, 4), "b": smooth(r, 1, 4, 5),
+                 "c": smooth(r, 3, 4, 2)},
+                [helper.make_node("Einsum", ["a", "b"], ["ab"],
+                                  equation="...ij,...jk->...ik"),
+                 node("Einsum", ["ab", "c"], equation="bik,ijl->bk")],
+                opset=12)
 
 
 # ---------------------------------------------------------------------------
@@ -584,6 +688,32 @@ def reduce_sum_all(r):
                 [node("ReduceSum", ["x"], keepdims=0)])
 
 
+@case("reduce")
+def reduce_l2(r):
+    return Case({"x": magnitude(r, 2, 3, 4)},
+                [node("ReduceL2", ["x"], axes=[1, 2], keepdims=0)])
+
+
+@case("reduce")
+def reduce_l2_axes_input(r):
+    return Case({"x": magnitude(r, 3, 4)},
+                [node("ReduceL2", ["x", "axes"])],
+                constants=[const("axes", [-1])], opset=18)
+
+
+@case("reduce")
+def reduce_log_sum_exp(r):
+    return Case({"x": smooth(r, 2, 3, 4, lo=-2, hi=2)},
+                [node("ReduceLogSumExp", ["x"], axes=[0, 2])])
+
+
+@case("reduce")
+def reduce_log_sum_exp_axes_input(r):
+    return Case({"x": smooth(r, 3, 5, lo=-2, hi=2)},
+                [node("ReduceLogSumExp", ["x", "axes"], keepdims=0)],
+                constants=[const("axes", [1])], opset=18)
+
+
 # ---------------------------------------------------------------------------
 # Data movement
 
@@ -665,6 +795,53 @@ def tile(r):
                 constants=[const("repeats", [3, 2])])
 
 
+@case("shape")
+def split_sizes(r):
+    # The parts in another order, so that each reaches the loss on its own.
+    return Case({"x": smooth(r, 2, 5, 3)},
+                [helper.make_node("Split", ["x", "sizes"], ["p", "q"], axis=1),
+                 node("Concat", ["q", "p"], axis=1)],
+                constants=[const("sizes", [2, 3])])
+
+
+@case("shape")
+def split_num_outputs_uneven(r):
+    return Case({"x": smooth(r, 3, 7)},
+                [helper.make_node("Split", ["x"], ["p", "q", "s"], axis=-1,
+                                  num_outputs=3),
+                 helper.make_node("Mul", ["p", "q"], ["pq"]),
+                 node("Concat", ["s", "pq"], axis=1)], opset=18)
+
+
+@case("shape")
+def trilu_upper(r):
+    return Case({"x": smooth(r, 2, 3, 4)}, [node("Trilu", ["x", "k"])],
+                constants=[const("k", 1)], opset=14)
+
+
+@case("shape")
+def trilu_lower(r):
+    return Case({"x": smooth(r, 4, 3)}, [node("Trilu", ["x"], upper=0)],
+                opset=14)
+
+
+@case("shape")
+def range_and_constant_of_shape(r):
+    # Constants from shape arithmetic: x * range(0.5, 3, 0.5) + ones(shape).
+    return Case({"x": smooth(r, 2, 5)},
+                [helper.make_node("Range", ["start", "limit", "delta"],
+                                  ["steps"]),
+                 helper.make_node("Mul", ["x", "steps"], ["scaled"]),
+                 helper.make_node("Shape", ["x"], ["shape"]),
+                 helper.make_node("ConstantOfShape", ["shape"], ["ones"],
+                                  value=numpy_helper.from_array(
+                                      np.ones(1, np.float32))),
+                 node("Add", ["scaled", "ones"])],
+                constants=[const("start", 0.5, np.float32),
+                           const("limit", 3.0, np.float32),
+                           const("delta", 0.5, np.float32)])
+
+
 # ---------------------------------------------------------------------------
 # Ops that are not differentiated: a clear error
 
@@ -713,9 +890,6 @@ for _name, _builder in {
         {"x": (5, 3)}, "Gather",
         "gathers of floating-point data are not differentiated yet",
         [("indices", [4, 0, 2])]),
-    "matmul_batched": not_differentiated(
-        {"a": (2, 3, 4), "b": (2, 4, 5)}, "MatMul",
-        "only 2-D products are differentiated"),
 }.items():
     _builder.__name__ = _name
     case("errors")(_builder)

@@ -1,13 +1,17 @@
 //===- Normalization.cpp - ONNX normalization operators -------------------===//
 //
-// BatchNormalization (whose mean and variance inputs are statistics), LRN
-// and the softmax family.
+// BatchNormalization (whose mean and variance inputs are statistics), the
+// layer, group and instance normalizations (decomposed), LRN and the softmax
+// family.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../ImporterImpl.h"
 
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
+
+#include <algorithm>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::fastnn;
@@ -95,6 +99,195 @@ LogicalResult importLRN(NodeImporter &n) {
            namedAttr(n, "bias", b.getF64FloatAttr(n.floatAttr("bias", 1.0)))}));
 }
 
+/// x normalised over `axes` in `computeType` (the statistics' type),
+/// from ops that have gradients: mean = reduce_mean(x), centered = x - mean,
+/// invStdDev = 1 / sqrt(reduce_mean(centered^2) + epsilon). The variance
+/// is taken of the centered values (two passes), which loses no precision
+/// when the mean is large against the spread; normalized is cast back to
+/// x's type.
+struct Normalized {
+  Value normalized, mean, invStdDev;
+};
+
+FailureOr<Normalized> normalize(NodeImporter &n, Value x,
+                                ArrayRef<int64_t> axes, double epsilon,
+                                Type computeType) {
+  Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
+  auto convert = [&](Value value, Type to) -> FailureOr<Value> {
+    if (cast<RankedTensorType>(value.getType()).getElementType() == to)
+      return value;
+    return n.create<CastOp>(value, {namedAttr(n, "to", TypeAttr::get(to))});
+  };
+  SmallVector<NamedAttribute> reduceAttrs = {
+      namedAttr(n, "axes", i64Array(n, axes)),
+      namedAttr(n, "keepdims", n.builder().getUnitAttr())};
+  FailureOr<Value> wide = convert(x, computeType);
+  if (failed(wide))
+    return failure();
+  FailureOr<Value> mean = n.create<ReduceMeanOp>(*wide, reduceAttrs);
+  if (failed(mean))
+    return failure();
+  FailureOr<Value> centered = n.create<SubOp>(ValueRange{*wide, *mean});
+  if (failed(centered))
+    return failure();
+  FailureOr<Value> squared = n.create<MulOp>(ValueRange{*centered, *centered});
+  if (failed(squared))
+    return failure();
+  FailureOr<Value> variance = n.create<ReduceMeanOp>(*squared, reduceAttrs);
+  if (failed(variance))
+    return failure();
+  FailureOr<Value> shifted = n.create<AddOp>(
+      ValueRange{*variance, n.scalarConstant(computeType, epsilon)});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> stdDev = n.create<SqrtOp>(*shifted);
+  if (failed(stdDev))
+    return failure();
+  FailureOr<Value> invStdDev = n.create<ReciprocalOp>(*stdDev);
+  if (failed(invStdDev))
+    return failure();
+  FailureOr<Value> normalized =
+      n.create<MulOp>(ValueRange{*centered, *invStdDev});
+  if (failed(normalized))
+    return failure();
+  FailureOr<Value> narrowed = convert(*normalized, elementType);
+  if (failed(narrowed))
+    return failure();
+  return Normalized{*narrowed, *mean, *invStdDev};
+}
+
+/// value * scale + bias, each optional input reshaped to `shape` first (a
+/// per-channel vector to [C, 1, 1]); absent inputs add no op.
+FailureOr<Value> scaleAndShift(NodeImporter &n, Value value, size_t scaleInput,
+                               size_t biasInput, ArrayRef<int64_t> shape) {
+  FailureOr<Value> result = value;
+  for (auto [input, isScale] :
+       {std::pair{scaleInput, true}, std::pair{biasInput, false}}) {
+    if (!n.hasInput(input))
+      continue;
+    FailureOr<Value> operand = n.input(input);
+    if (failed(operand))
+      return failure();
+    auto type = cast<RankedTensorType>(operand->getType());
+    if (!shape.empty()) {
+      int64_t expected = 1;
+      for (int64_t dim : shape)
+        expected *= dim;
+      if (type.getNumElements() != expected)
+        return n.error("input " + Twine(input) + " (" +
+                       (isScale ? "scale" : "bias") + ") has " +
+                       Twine(type.getNumElements()) + " elements, expected " +
+                       Twine(expected));
+      *operand = n.reshape(*operand, shape);
+    }
+    result = isScale ? n.create<MulOp>(ValueRange{*result, *operand})
+                     : n.create<AddOp>(ValueRange{*result, *operand});
+    if (failed(result))
+      return failure();
+  }
+  return result;
+}
+
+/// The float type of a stash_type attribute (an ONNX element type).
+FailureOr<Type> stashType(NodeImporter &n) {
+  int64_t stash = n.intAttr("stash_type", onnx::TensorProto::FLOAT);
+  Type type = convertElementType(stash, n.context());
+  if (!type || !isa<FloatType>(type))
+    return n.error("stash_type " + Twine(stash) +
+                   " is not a floating-point type");
+  return type;
+}
+
+/// Normalises over the axes from `axis` on; Mean and InvStdDev (outputs 1
+/// and 2, in stash_type) keep the normalised axes as size 1.
+LogicalResult importLayerNormalization(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  FailureOr<int64_t> axis =
+      n.normalizeAxis(n.intAttr("axis", -1), type.getRank());
+  FailureOr<Type> computeType = stashType(n);
+  if (failed(axis) || failed(computeType))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t d = *axis; d < type.getRank(); ++d)
+    axes.push_back(d);
+  FailureOr<Normalized> parts =
+      normalize(n, *x, axes, n.floatAttr("epsilon", 1e-5), *computeType);
+  if (failed(parts))
+    return failure();
+  n.setOutput(1, parts->mean);
+  n.setOutput(2, parts->invStdDev);
+  return defineResult(n, scaleAndShift(n, parts->normalized, 1, 2, {}));
+}
+
+/// Channels in num_groups groups, each normalised over its channels and the
+/// spatial axes as x reshaped to [N, G, C / G * spatial]. Version 18 scales
+/// and shifts per group, version 21 per channel.
+LogicalResult importGroupNormalization(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (type.getRank() < 2)
+    return n.error("expects an input of rank >= 2");
+  if (!n.hasAttr("num_groups"))
+    return n.error("expects a num_groups attribute");
+  int64_t groups = n.intAttr("num_groups", 1);
+  int64_t channels = type.getDimSize(1);
+  if (groups < 1 || channels % groups != 0)
+    return n.error("num_groups " + Twine(groups) + " does not divide the " +
+                   Twine(channels) + " channels");
+  FailureOr<Type> computeType =
+      n.version() >= 21 ? stashType(n) : FailureOr<Type>(type.getElementType());
+  if (failed(computeType))
+    return failure();
+  if (!n.hasInput(1) || !n.hasInput(2))
+    return n.error("expects scale and bias inputs");
+  int64_t batch = type.getDimSize(0);
+  int64_t perGroup = type.getNumElements() / std::max<int64_t>(batch, 1) /
+                     std::max<int64_t>(groups, 1);
+  Value grouped = n.reshape(*x, {batch, groups, perGroup});
+  FailureOr<Normalized> parts =
+      normalize(n, grouped, {2}, n.floatAttr("epsilon", 1e-5), *computeType);
+  if (failed(parts))
+    return failure();
+  if (n.version() < 21) {
+    FailureOr<Value> scaled =
+        scaleAndShift(n, parts->normalized, 1, 2, {groups, 1});
+    if (failed(scaled))
+      return failure();
+    return defineResult(n, n.reshape(*scaled, type.getShape()));
+  }
+  SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
+  perChannel.front() = channels;
+  return defineResult(
+      n, scaleAndShift(n, n.reshape(parts->normalized, type.getShape()), 1, 2,
+                       perChannel));
+}
+
+/// Each channel of each sample normalised over the spatial axes, then
+/// scaled and shifted per channel.
+LogicalResult importInstanceNormalization(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (type.getRank() < 3)
+    return n.error("expects an input of rank >= 3 (N, C and spatial axes)");
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < type.getRank(); ++d)
+    axes.push_back(d);
+  FailureOr<Normalized> parts = normalize(
+      n, *x, axes, n.floatAttr("epsilon", 1e-5), type.getElementType());
+  if (failed(parts))
+    return failure();
+  SmallVector<int64_t> perChannel(type.getRank() - 1, 1);
+  perChannel.front() = type.getDimSize(1);
+  return defineResult(n, scaleAndShift(n, parts->normalized, 1, 2, perChannel));
+}
+
 template <typename OpT> LogicalResult importSoftmax(NodeImporter &n) {
   FailureOr<RankedTensorType> type = n.inputType(0);
   if (failed(type))
@@ -115,7 +308,12 @@ std::vector<OpRecord> normalizationOpRecords() {
   return {
       // Mean and variance are running statistics, not weights.
       {"BatchNormalization", importBatchNormalization, {9, 14, 15}, {}, {3, 4}},
+      // Decomposed into reductions and elementwise ops, whose gradients
+      // they use.
+      {"GroupNormalization", importGroupNormalization, {18, 21}},
+      {"InstanceNormalization", importInstanceNormalization, {6, 22}},
       {"LRN", importLRN, {13}},
+      {"LayerNormalization", importLayerNormalization, {17}},
       {"LogSoftmax", importSoftmax<LogSoftmaxOp>, {13}},
       {"Softmax", importSoftmax<SoftmaxOp>, {13}},
   };

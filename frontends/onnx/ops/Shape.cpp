@@ -1,7 +1,8 @@
 //===- Shape.cpp - ONNX shape and data movement ---------------------------===//
 //
-// Operators that reshape, reorder, pad or select data, Shape (a constant
-// under static shapes) and Identity. Their shape operands must be constants.
+// Operators that reshape, reorder, pad, split or select data, Shape,
+// ConstantOfShape and Range (constants under static shapes), Trilu and
+// Identity. Their shape operands must be constants.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,7 +11,11 @@
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 #include "fastnn/Dialect/FastNN/IR/ShapeInference.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fastnn;
@@ -422,6 +427,199 @@ LogicalResult importTile(NodeImporter &n) {
   return defineResult(n, n.reshape(tiled, result));
 }
 
+/// The input cut along `axis` into the sizes of input 1 (a constant), or
+/// into as many near-equal parts as the node has outputs (num_outputs from
+/// version 18), the last one smaller when the size does not divide.
+LogicalResult importSplit(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  FailureOr<int64_t> axis =
+      n.normalizeAxis(n.intAttr("axis", 0), type.getRank());
+  if (failed(axis))
+    return failure();
+  int64_t dim = type.getDimSize(*axis);
+  int64_t outputs = n.node().output_size();
+  bool hasNumOutputs = n.version() >= 18 && n.hasAttr("num_outputs");
+  SmallVector<int64_t> sizes;
+  if (n.hasInput(1)) {
+    if (hasNumOutputs)
+      return n.error("takes input 'split' or attribute num_outputs, not both");
+    FailureOr<SmallVector<int64_t>> given = n.constantInts(1);
+    if (failed(given))
+      return failure();
+    sizes = *given;
+  } else {
+    int64_t parts = hasNumOutputs ? n.intAttr("num_outputs", 0) : outputs;
+    if (parts < 1)
+      return n.error("num_outputs must be positive, got " + Twine(parts));
+    if (parts != outputs)
+      return n.error("num_outputs is " + Twine(parts) + " but the node has " +
+                     Twine(outputs) + " outputs");
+    if (!hasNumOutputs && dim % parts != 0)
+      return n.error("cannot split size " + Twine(dim) + " into " +
+                     Twine(parts) + " equal parts");
+    int64_t chunk = (dim + parts - 1) / parts;
+    sizes.assign(parts, chunk);
+    sizes.back() = dim - chunk * (parts - 1);
+    if (sizes.back() < 0)
+      return n.error("cannot split size " + Twine(dim) + " into " +
+                     Twine(parts) + " parts");
+  }
+  if (static_cast<int64_t>(sizes.size()) != outputs)
+    return n.error("split has " + Twine(sizes.size()) +
+                   " sizes but the node has " + Twine(outputs) + " outputs");
+  int64_t total = 0;
+  for (int64_t size : sizes) {
+    if (size < 0)
+      return n.error("split has a negative size " + Twine(size));
+    if (size == 0)
+      return n.error("split has a part of size 0; fastnn computes on tensors "
+                     "of at least one element");
+    total += size;
+  }
+  if (total != dim)
+    return n.error("split sizes add up to " + Twine(total) + ", not the size " +
+                   Twine(dim) + " of axis " + Twine(*axis));
+  SmallVector<int64_t> offsets(type.getRank(), 0), steps(type.getRank(), 1);
+  SmallVector<int64_t> shape(type.getShape());
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    shape[*axis] = size;
+    n.setOutput(i,
+                n.fold(SliceOp::create(n.builder(), n.getLoc(),
+                                       type.clone(shape), *x, offsets, steps)));
+    offsets[*axis] += size;
+  }
+  return success();
+}
+
+/// A constant: the one-element `value` (float 0 by default) broadcast to the
+/// shape of input 0.
+LogicalResult importConstantOfShape(NodeImporter &n) {
+  FailureOr<SmallVector<int64_t>> shape = n.constantInts(0);
+  if (failed(shape))
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return n.error("shape has a negative size");
+  Attribute element = n.builder().getF32FloatAttr(0);
+  Type elementType = n.builder().getF32Type();
+  if (const onnx::TensorProto *tensor = n.tensorAttr("value")) {
+    elementType = convertElementType(tensor->data_type(), n.context());
+    if (!elementType)
+      return n.error("unsupported element type of attribute 'value'");
+    RankedTensorType valueType;
+    std::vector<char> data;
+    if (std::string error = tensorTypeOf(*tensor, elementType, valueType);
+        !error.empty())
+      return n.error(error);
+    if (valueType.getNumElements() != 1)
+      return n.error("attribute 'value' must hold one element, not " +
+                     Twine(valueType.getNumElements()));
+    if (tensor->data_location() == onnx::TensorProto::EXTERNAL)
+      return n.error("attribute 'value' stores its data externally; only "
+                     "initializers may");
+    if (std::string error = readTensorData(*tensor, "", valueType, data);
+        !error.empty())
+      return n.error(error);
+    element = *makeDenseAttr(valueType, data).getValues<Attribute>().begin();
+  }
+  n.setOutput(0, ConstantOp::create(
+                     n.builder(), n.getLoc(),
+                     DenseElementsAttr::get(
+                         RankedTensorType::get(*shape, elementType), element)));
+  return success();
+}
+
+/// start, start + delta, ... up to limit (exclusive), from constant scalars:
+/// a constant, as static shapes require. Integers are computed exactly,
+/// floating-point values in double (Range 27's stash_type names the
+/// precision for float16 and bfloat16, which double holds as well).
+LogicalResult importRange(NodeImporter &n) {
+  FailureOr<DenseElementsAttr> startAttr = n.constantInput(0);
+  FailureOr<double> start = n.constantScalar(0), limit = n.constantScalar(1),
+                    delta = n.constantScalar(2);
+  if (failed(startAttr) || failed(start) || failed(limit) || failed(delta))
+    return failure();
+  if (n.version() >= 27)
+    (void)n.intAttr("stash_type", 1);
+  if (*delta == 0)
+    return n.error("delta must not be 0");
+  double steps = std::ceil((*limit - *start) / *delta);
+  if (!(steps < static_cast<double>(std::numeric_limits<int32_t>::max())))
+    return n.error("the range has too many elements");
+  int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  Type elementType = startAttr->getElementType();
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < count; ++i) {
+    if (isa<FloatType>(elementType)) {
+      values.push_back(FloatAttr::get(elementType, *start + i * *delta));
+    } else {
+      values.push_back(
+          IntegerAttr::get(elementType, static_cast<int64_t>(*start) +
+                                            i * static_cast<int64_t>(*delta)));
+    }
+  }
+  n.setOutput(0, ConstantOp::create(
+                     n.builder(), n.getLoc(),
+                     DenseElementsAttr::get(
+                         RankedTensorType::get({count}, elementType), values)));
+  return success();
+}
+
+/// The upper (or lower) triangle of the last two dimensions from diagonal k
+/// on, zeros elsewhere: folded for a constant input, otherwise a select
+/// between the input and zeros with a constant mask (the gradient flows
+/// where the mask keeps the input).
+LogicalResult importTrilu(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto type = cast<RankedTensorType>(x->getType());
+  if (type.getRank() < 2)
+    return n.error("expects an input of rank >= 2");
+  int64_t k = 0;
+  if (n.hasInput(1)) {
+    FailureOr<double> diagonal = n.constantScalar(1);
+    if (failed(diagonal))
+      return failure();
+    k = static_cast<int64_t>(*diagonal);
+  }
+  bool upper = n.intAttr("upper", 1) != 0;
+  int64_t rows = type.getDimSize(type.getRank() - 2);
+  int64_t columns = type.getDimSize(type.getRank() - 1);
+  auto keeps = [&](int64_t row, int64_t column) {
+    return upper ? column - row >= k : column - row <= k;
+  };
+  Type elementType = type.getElementType();
+  Attribute zero = isa<FloatType>(elementType)
+                       ? Attribute(FloatAttr::get(elementType, 0.0))
+                       : Attribute(IntegerAttr::get(elementType, 0));
+  DenseElementsAttr constant;
+  if (matchPattern(*x, m_Constant(&constant))) {
+    SmallVector<Attribute> values(constant.getValues<Attribute>());
+    for (auto [i, value] : llvm::enumerate(values))
+      if (!keeps((i / columns) % rows, i % columns))
+        value = zero;
+    n.setOutput(0, ConstantOp::create(n.builder(), n.getLoc(),
+                                      DenseElementsAttr::get(type, values)));
+    return success();
+  }
+  SmallVector<bool> mask;
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t column = 0; column < columns; ++column)
+      mask.push_back(keeps(row, column));
+  Value maskValue = ConstantOp::create(
+      n.builder(), n.getLoc(),
+      DenseElementsAttr::get(
+          RankedTensorType::get({rows, columns}, n.builder().getI1Type()),
+          ArrayRef<bool>(mask)));
+  Value zeros = ConstantOp::create(
+      n.builder(), n.getLoc(),
+      DenseElementsAttr::get(RankedTensorType::get({}, elementType), zero));
+  return defineResult(n, n.create<SelectOp>(ValueRange{maskValue, *x, zeros}));
+}
+
 LogicalResult importIdentity(NodeImporter &n) {
   FailureOr<Value> x = n.input(0);
   if (failed(x))
@@ -437,16 +635,22 @@ std::vector<OpRecord> shapeOpRecords() {
       // Versions 19 and later only add element types, except where the
       // importer says otherwise.
       {"Concat", importConcat, {13}},
+      {"ConstantOfShape", importConstantOfShape, {9, 20, 21, 23, 24, 25}, {0}},
       {"Expand", importExpand, {13}, {1}},
       {"Flatten", importFlatten, {13, 21, 23, 24, 25}},
       {"Gather", importGather, {13}},
       {"Identity", importIdentity, {13, 14, 16, 19, 21, 23, 24, 25}},
       {"Pad", importPad, {13, 18, 19, 21, 23, 24, 25}, {1, 2, 3}},
+      // Range 27 adds stash_type, the precision of float16 ranges.
+      {"Range", importRange, {11, 27}, {0, 1, 2}},
       {"Reshape", importReshape, {13, 14, 19, 21, 23, 24, 25}, {1}},
       {"Shape", importShape, {13, 15, 19, 21, 23, 24, 25}},
       {"Slice", importSlice, {13}, {1, 2, 3, 4}},
+      // Split 18 adds num_outputs.
+      {"Split", importSplit, {13, 18}, {1}},
       {"Squeeze", importSqueeze, {13, 21, 23, 24, 25}, {1}},
       {"Tile", importTile, {13}, {1}},
+      {"Trilu", importTrilu, {14}, {1}},
       {"Transpose", importTranspose, {13, 21, 23, 24, 25}},
       {"Unsqueeze", importUnsqueeze, {13, 21, 23, 24, 25}, {1}},
   };

@@ -246,8 +246,6 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b,
   Value dy = resultGrads[0];
   if (!dy)
     return success();
-  if (typeOf(getA()).getRank() != 2 || typeOf(getB()).getRank() != 2)
-    return notDifferentiable(*this, "only 2-D products are differentiated");
   Location loc = getLoc();
   bool ta = getTransposeA(), tb = getTransposeB();
   auto matmul = [&](Value l, Value r, bool transposeL, bool transposeR) {
@@ -280,6 +278,10 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b,
     operandGrads[0] = matmul(getB(), dy, true, true);
     operandGrads[1] = matmul(dy, getA(), true, true);
   }
+  // Batched products: each gradient has the broadcast batch dimensions of
+  // dy; an operand broadcast along some of them gets their sum.
+  operandGrads[0] = unbroadcast(b, loc, operandGrads[0], getA().getType());
+  operandGrads[1] = unbroadcast(b, loc, operandGrads[1], getB().getType());
   return success();
 }
 
