@@ -203,6 +203,7 @@ std::vector<OpRecord> normalizationOpRecords();
 std::vector<OpRecord> matrixProductOpRecords();
 std::vector<OpRecord> elementwiseOpRecords();
 std::vector<OpRecord> reductionOpRecords();
+std::vector<OpRecord> resamplingOpRecords();
 std::vector<OpRecord> shapeOpRecords();
 std::vector<OpRecord> constantOpRecords();
 

@@ -16,9 +16,10 @@ namespace fastnn::onnx_import {
 const OpRecord *lookupOpRecord(llvm::StringRef opType) {
   static const llvm::StringMap<OpRecord> table = [] {
     llvm::StringMap<OpRecord> records;
-    for (auto family : {convolutionOpRecords, normalizationOpRecords,
-                        matrixProductOpRecords, elementwiseOpRecords,
-                        reductionOpRecords, shapeOpRecords, constantOpRecords})
+    for (auto family :
+         {convolutionOpRecords, normalizationOpRecords, matrixProductOpRecords,
+          elementwiseOpRecords, reductionOpRecords, resamplingOpRecords,
+          shapeOpRecords, constantOpRecords})
       for (OpRecord &record : family()) {
         for (int64_t version : record.versions)
           if (!isOperatorVersion(record.opType, version))

@@ -63,6 +63,12 @@ finite differences, with the ONNX ops that reach them:
                                  reshapes), Split (sizes; num_outputs,
                                  uneven), Range and ConstantOfShape
                                  (constants); Trilu (select with a mask);
+                                 Resize nearest (a broadcast for an integer
+                                 factor, else a matmul with a 0/1 matrix)
+                                 linear and cubic (matmuls with
+                                 interpolation matrices; antialias and
+                                 exclude_outside), scales and sizes, axes
+                                 (18);
                                  Flatten, Squeeze and Unsqueeze import as
                                  reshape, Identity of a computed value as
                                  nothing
@@ -840,6 +846,49 @@ def range_and_constant_of_shape(r):
                 constants=[const("start", 0.5, np.float32),
                            const("limit", 3.0, np.float32),
                            const("delta", 0.5, np.float32)])
+
+
+@case("shape")
+def resize_nearest_2x(r):
+    # PyTorch's nearest upsampling: each element repeated (a broadcast).
+    return Case({"x": smooth(r, 1, 2, 3, 4)},
+                [node("Resize", ["x", "", "scales"], mode="nearest",
+                      coordinate_transformation_mode="asymmetric",
+                      nearest_mode="floor")],
+                constants=[const("scales", [1, 1, 2, 2], np.float32)])
+
+
+@case("shape")
+def resize_nearest_to_sizes(r):
+    # 5 to 7 and 6 to 4: neither repeats elements (interpolation matrices).
+    return Case({"x": smooth(r, 1, 2, 5, 6)},
+                [node("Resize", ["x", "", "", "sizes"], mode="nearest")],
+                constants=[const("sizes", [1, 2, 7, 4])])
+
+
+@case("shape")
+def resize_linear_half_pixel(r):
+    return Case({"x": smooth(r, 2, 1, 3, 4)},
+                [node("Resize", ["x", "", "scales"], mode="linear")],
+                constants=[const("scales", [1, 1, 2, 1.5], np.float32)])
+
+
+@case("shape")
+def resize_linear_align_corners_axes(r):
+    return Case({"x": smooth(r, 1, 2, 4, 3)},
+                [node("Resize", ["x", "", "", "sizes"], mode="linear",
+                      coordinate_transformation_mode="align_corners",
+                      axes=[2, 3])],
+                constants=[const("sizes", [7, 5])], opset=18)
+
+
+@case("shape")
+def resize_cubic_antialias_downsample(r):
+    return Case({"x": smooth(r, 1, 1, 6, 5)},
+                [node("Resize", ["x", "", "scales"], mode="cubic",
+                      antialias=1, exclude_outside=1)],
+                constants=[const("scales", [1, 1, 0.5, 1.4], np.float32)],
+                opset=18)
 
 
 # ---------------------------------------------------------------------------
