@@ -55,6 +55,9 @@ finite differences, with the ONNX ops that reach them:
                                  ReduceL2, ReduceLogSumExp (axes as
                                  attribute and as input 1):
                                  axes, negative axes, all axes, keepdims 0/1
+  reduce_max reduce_min          ReduceMax, ReduceMin, GlobalMaxPool (inputs
+                                 distinct by 0.03), and tied maxima sharing
+                                 the gradient
   concat reshape transpose pad slice broadcast
                                  Concat, Reshape, Flatten, Squeeze, Unsqueeze,
                                  Identity, Transpose, Pad (constant), Slice
@@ -74,8 +77,7 @@ finite differences, with the ONNX ops that reach them:
                                  nothing
 
 Not differentiated, each checked for a clear error at the ONNX node: max, min
-(Max, Min), reduce_max, reduce_min (ReduceMax, ReduceMin, GlobalMaxPool),
-reflect and edge pad, strided slice, gather of float data.
+(Max, Min), reflect and edge pad, strided slice, gather of float data.
 
 Rules no training step reaches, so not checked here: batch_norm and dropout
 (fastnn-build-train-step replaces them by their training forms), sign (only
@@ -720,6 +722,32 @@ def reduce_log_sum_exp_axes_input(r):
                 constants=[const("axes", [1])], opset=18)
 
 
+@case("reduce")
+def reduce_max_axes(r):
+    # Distinct values: no maximum changes under the perturbation.
+    return Case({"x": distinct(r, 2, 3, 4)},
+                [node("ReduceMax", ["x"], axes=[1, 2], keepdims=0)])
+
+
+@case("reduce")
+def reduce_min_keepdims(r):
+    return Case({"x": distinct(r, 3, 5)},
+                [node("ReduceMin", ["x"], axes=[-1], keepdims=1)])
+
+
+@case("reduce")
+def global_max_pool(r):
+    return Case({"x": distinct(r, 2, 3, 3, 4)}, [node("GlobalMaxPool", ["x"])])
+
+
+@case("reduce")
+def reduce_max_ties(r):
+    # Equal maxima share the gradient: max(x, x) over a concatenation.
+    return Case({"x": distinct(r, 2, 3)},
+                [helper.make_node("Concat", ["x", "x"], ["xx"], axis=1),
+                 node("ReduceMax", ["xx"], axes=[1])])
+
+
 # ---------------------------------------------------------------------------
 # Data movement
 
@@ -915,15 +943,6 @@ for _name, _builder in {
     "min_elementwise": not_differentiated(
         {"a": (3,), "b": (3,)}, "Min",
         "elementwise min is not differentiated yet"),
-    "reduce_max": not_differentiated(
-        {"x": (3, 4)}, "ReduceMax",
-        "max reductions are not differentiated yet", axes=[1]),
-    "reduce_min": not_differentiated(
-        {"x": (3, 4)}, "ReduceMin",
-        "min reductions are not differentiated yet", axes=[1]),
-    "global_max_pool": not_differentiated(
-        {"x": (2, 3, 4, 4)}, "GlobalMaxPool",
-        "max reductions are not differentiated yet"),
     "pad_reflect": not_differentiated(
         {"x": (2, 3, 4)}, "Pad",
         "reflect and edge padding are not differentiated yet", [_PAD],

@@ -100,20 +100,36 @@ LogicalResult importReduceL2(NodeImporter &n) {
   return defineResult(n, n.create<SqrtOp>(*sum));
 }
 
-/// log(reduce_sum(exp(x))). Without the usual shift by the slice's maximum
-/// (max reductions have no gradient yet), it overflows where an element
-/// exceeds log of the largest value of the type (88.7 for float32).
+/// m + log(reduce_sum(exp(x - m))) with m the maximum over the axes, which
+/// keeps exp from overflowing; the gradient through m cancels (it is
+/// dy (1 - sum of the softmax)).
 LogicalResult importReduceLogSumExp(NodeImporter &n) {
   FailureOr<Reduction> reduction = readReduction(n, 18);
   if (failed(reduction))
     return failure();
-  FailureOr<Value> exponential = n.create<ExpOp>(*n.input(0));
+  Value x = *n.input(0);
+  if (reduction->identity)
+    return defineResult(n, x);
+  Reduction kept = *reduction;
+  kept.keepdims = true;
+  FailureOr<Value> maximum = reduce<ReduceMaxOp>(n, kept, x);
+  if (failed(maximum))
+    return failure();
+  FailureOr<Value> shifted = n.create<SubOp>(ValueRange{x, *maximum});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> exponential = n.create<ExpOp>(*shifted);
   if (failed(exponential))
     return failure();
   FailureOr<Value> sum = reduce<ReduceSumOp>(n, *reduction, *exponential);
   if (failed(sum))
     return failure();
-  return defineResult(n, n.create<LogOp>(*sum));
+  FailureOr<Value> logarithm = n.create<LogOp>(*sum);
+  if (failed(logarithm))
+    return failure();
+  Value offset = n.reshape(
+      *maximum, cast<RankedTensorType>(logarithm->getType()).getShape());
+  return defineResult(n, n.create<AddOp>(ValueRange{*logarithm, offset}));
 }
 
 /// The first (or, with select_last_index, the last) position of the

@@ -584,16 +584,38 @@ ReduceMeanOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
   return success();
 }
 
+/// The gradient of a max or min reduction: each result's gradient shared
+/// equally by the elements equal to it (TensorFlow's rule for ties).
+template <typename OpT>
+static LogicalResult extremumGradients(OpT op, OpBuilder &b,
+                                       ArrayRef<Value> resultGrads,
+                                       SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(1, Value());
+  Value dy = resultGrads[0];
+  if (!dy)
+    return success();
+  Location loc = op.getLoc();
+  RankedTensorType input = typeOf(op.getInput());
+  Value isExtremum = binary<EqualOp>(b, loc, op.getInput(),
+                                     expandReduced(op, b, op.getResult()));
+  Value mask = CastOp::create(b, loc, isExtremum, input.getElementType());
+  Value count = ReduceSumOp::create(b, loc, op.getType(), mask,
+                                    op.getAxesAttr(), op.getKeepdimsAttr());
+  Value share = binary<DivOp>(b, loc, dy, count);
+  operandGrads[0] = binary<MulOp>(b, loc, mask, expandReduced(op, b, share));
+  return success();
+}
+
 LogicalResult
 ReduceMaxOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                             SmallVectorImpl<Value> &operandGrads) {
-  return notDifferentiable(*this, "max reductions are not differentiated yet");
+  return extremumGradients(*this, b, resultGrads, operandGrads);
 }
 
 LogicalResult
 ReduceMinOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                             SmallVectorImpl<Value> &operandGrads) {
-  return notDifferentiable(*this, "min reductions are not differentiated yet");
+  return extremumGradients(*this, b, resultGrads, operandGrads);
 }
 
 //===----------------------------------------------------------------------===//
