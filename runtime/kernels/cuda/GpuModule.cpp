@@ -37,6 +37,9 @@ struct GpuFunction final : CudaKernel {
   std::shared_ptr<LoadedLibrary> Library;
   cudaKernel_t Kernel = nullptr;
   std::string Name;
+  /// What a failed launch reports, made at create: a launch allocates
+  /// nothing.
+  std::string LaunchWhat;
 };
 
 } // namespace
@@ -79,6 +82,7 @@ extern "C" fnn_kernel *fnn_gpu_function_create(fnn_kernel *ModuleHandle,
     auto Function = std::make_unique<GpuFunction>(Module->Device);
     Function->Library = Module->Library;
     Function->Name = Name;
+    Function->LaunchWhat = std::string("cudaLaunchKernel ") + Name;
     check(
         cudaLibraryGetKernel(&Function->Kernel, Module->Library->Library, Name),
         "cudaLibraryGetKernel");
@@ -99,10 +103,9 @@ extern "C" void fnn_gpu_launch(fnn_kernel *Handle, int64_t Blocks,
                  std::to_string(Threads) + " threads is not a valid 1-D grid");
     return;
   }
-  std::string What = "cudaLaunchKernel " + Function.Name;
   succeeded(cudaLaunchKernel(reinterpret_cast<const void *>(Function.Kernel),
                              dim3(static_cast<unsigned>(Blocks)),
                              dim3(static_cast<unsigned>(Threads)), Params, 0,
                              Function.Device.Compute),
-            "fnn_gpu_launch", What.c_str());
+            "fnn_gpu_launch", Function.LaunchWhat.c_str());
 }
