@@ -14,6 +14,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from check_overfit import export, zoo_arguments
+
 NO_DEVICE = "fnn_device_create: no CUDA device"
 
 
@@ -59,19 +61,14 @@ def check_executable(executable, args):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--export", required=True)
-    parser.add_argument("--python", required=True)
-    parser.add_argument("--fastnnc", required=True)
+    zoo_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=32)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix=f"cuda-{args.model}-") as tmp:
         tmp = Path(tmp)
         onnx_file = tmp / "model.onnx"
-        subprocess.run([args.python, args.export, "--model", args.model,
-                        "-o", str(onnx_file), "--num-classes", "10"],
-                       check=True, stdout=subprocess.DEVNULL)
+        export(args, onnx_file)
         train = compile_for_cuda(
             args.fastnnc, onnx_file, tmp / "train.bin",
             [f"--hparam=batch_size={args.batch_size}",

@@ -30,6 +30,21 @@ IMAGE_SIZE = {"lenet": 28, "cifarnet": 32, "alexnet_v2": 224, "vgg_a": 224,
               "pnasnet_mobile": 96, "pnasnet_large": 128}
 
 
+def zoo_arguments(parser):
+    """The arguments every zoo check takes: the model and the tools."""
+    parser.add_argument("--model", required=True)
+    parser.add_argument("--export", required=True)
+    parser.add_argument("--python", required=True)
+    parser.add_argument("--fastnnc", required=True)
+
+
+def export(args, path, *options):
+    """Exports args.model with 10 classes to path (tools/zoo/export.py)."""
+    subprocess.run([args.python, args.export, "--model", args.model,
+                    "-o", str(path), "--num-classes", "10", *options],
+                   check=True, stdout=subprocess.DEVNULL)
+
+
 def overfit(name, fastnnc, onnx_file, tmp, steps, learning_rate=0.005,
             weight_decay=0.00004, batch=4):
     """Compiles onnx_file into tmp/train.bin, trains `steps` momentum-SGD
@@ -64,19 +79,14 @@ def overfit(name, fastnnc, onnx_file, tmp, steps, learning_rate=0.005,
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--export", required=True)
-    parser.add_argument("--python", required=True)
-    parser.add_argument("--fastnnc", required=True)
+    zoo_arguments(parser)
     parser.add_argument("--steps", type=int, default=50)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix=f"overfit-{args.model}-") as tmp:
         tmp = Path(tmp)
-        subprocess.run([args.python, args.export, "--model", args.model,
-                        "-o", str(tmp / "model.onnx"), "--num-classes", "10",
-                        "--image-size", str(IMAGE_SIZE[args.model])],
-                       check=True, stdout=subprocess.DEVNULL)
+        export(args, tmp / "model.onnx", "--image-size",
+               str(IMAGE_SIZE[args.model]))
         overfit(args.model, args.fastnnc, tmp / "model.onnx", tmp, args.steps)
 
 
