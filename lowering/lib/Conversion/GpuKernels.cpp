@@ -12,6 +12,7 @@
 
 #include "fastnn/Conversion/Passes.h"
 
+#include "FastNNToRuntime/LoweringImpl.h"
 #include "LoopNests.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -99,13 +100,13 @@ void wrapScalarStores(func::FuncOp function) {
 /// launches that instead.
 LogicalResult outlineKernel(scf::ParallelOp loop, gpu::GPUModuleOp kernels,
                             StringRef name) {
-  std::optional<SmallVector<fastnn::Dimension>> dims =
-      fastnn::constantDimensions(loop);
+  std::optional<SmallVector<::fastnn::Dimension>> dims =
+      ::fastnn::constantDimensions(loop);
   if (!dims || !loop.getInitVals().empty())
     return loop.emitOpError("has dynamic bounds or a reduction: only static "
                             "parallel loop nests become GPU kernels");
   int64_t total = 1;
-  for (const fastnn::Dimension &d : *dims)
+  for (const ::fastnn::Dimension &d : *dims)
     total *= d.trips;
   if (total == 0) {
     loop.erase();
@@ -119,7 +120,7 @@ LogicalResult outlineKernel(scf::ParallelOp loop, gpu::GPUModuleOp kernels,
       gpu::GPUFuncOp::create(b, loc, name, FunctionType::get(context, {}, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   Block *entry = &kernel.getBody().front();
-  fastnn::CapturedValues captures(entry);
+  ::fastnn::CapturedValues captures(entry);
   captures.captureUsedAbove(loop.getRegion());
   for (Value value : captures.arguments())
     if (!value.getType().isIntOrIndexOrFloat() &&
@@ -146,7 +147,7 @@ LogicalResult outlineKernel(scf::ParallelOp loop, gpu::GPUModuleOp kernels,
 
   b.setInsertionPoint(guard.thenBlock()->getTerminator());
   IRMapping &mapping = captures.mapping();
-  SmallVector<Value> ivs = fastnn::delinearize(b, loc, linear, *dims);
+  SmallVector<Value> ivs = ::fastnn::delinearize(b, loc, linear, *dims);
   for (auto [iv, value] : llvm::zip(loop.getInductionVars(), ivs))
     mapping.map(iv, value);
   for (Operation &op : loop.getBody()->without_terminator())
@@ -169,7 +170,7 @@ LogicalResult outlineKernel(scf::ParallelOp loop, gpu::GPUModuleOp kernels,
 }
 
 struct OutlineGpuKernels
-    : fastnn::impl::FastNNOutlineGpuKernelsBase<OutlineGpuKernels> {
+    : ::fastnn::impl::FastNNOutlineGpuKernelsBase<OutlineGpuKernels> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
@@ -183,8 +184,8 @@ struct OutlineGpuKernels
         return signalPassFailure();
       wrapScalarStores(function);
       unsigned counter = 0;
-      for (scf::ParallelOp loop : fastnn::outermostNests(function)) {
-        std::string name = fastnn::uniqueName(
+      for (scf::ParallelOp loop : ::fastnn::outermostNests(function)) {
+        std::string name = ::fastnn::uniqueName(
             symbols, (function.getSymName() + "_kernel").str(), counter);
         if (failed(outlineKernel(loop, kernels, name)))
           return signalPassFailure();
@@ -220,7 +221,7 @@ Value parameterValue(OpBuilder &b, Location loc, Value value) {
 }
 
 struct LaunchGpuKernels
-    : fastnn::impl::FastNNLaunchGpuKernelsBase<LaunchGpuKernels> {
+    : ::fastnn::impl::FastNNLaunchGpuKernelsBase<LaunchGpuKernels> {
   using Base::Base;
   void runOnOperation() override;
 
@@ -310,25 +311,14 @@ LogicalResult LaunchGpuKernels::loadAtInit(func::FuncOp init,
   return success();
 }
 
-/// At the end of release: the kernels, then the module (abi.h allows any
-/// order; this one mirrors init), each slot cleared so that init can run
-/// again.
+/// At the end of release: the module and the kernels (abi.h allows any
+/// order), each slot cleared so that init can run again.
 void LaunchGpuKernels::releaseAtEnd(func::FuncOp release, LLVM::GlobalOp table,
                                     int64_t slots) {
-  Location loc = release.getLoc();
-  auto ptr = LLVM::LLVMPointerType::get(release.getContext());
-  Operation *ret = release.getBody().back().getTerminator();
-  OpBuilder b(ret);
-  Value tableAddress = LLVM::AddressOfOp::create(b, loc, table);
-  Value null = LLVM::ZeroOp::create(b, loc, ptr);
-  for (int64_t slot = slots; slot-- > 0;) {
-    Value address = LLVM::GEPOp::create(b, loc, ptr, ptr, tableAddress,
-                                        ArrayRef<LLVM::GEPArg>{slot});
-    LLVM::CallOp::create(
-        b, loc, destroy,
-        ValueRange{LLVM::LoadOp::create(b, loc, ptr, address)});
-    LLVM::StoreOp::create(b, loc, null, address);
-  }
+  OpBuilder b(release.getBody().back().getTerminator());
+  Value tableAddress = LLVM::AddressOfOp::create(b, release.getLoc(), table);
+  ::fastnn::lowering::destroyKernelTable(b, release.getLoc(), tableAddress,
+                                         slots, destroy);
 }
 
 /// fnn_gpu_launch(function, blocks, threads, params), params being an array

@@ -66,6 +66,20 @@ Value arenaAsMemRef(OpBuilder &b, Location loc, Value arena,
       .getResult(0);
 }
 
+void destroyKernelTable(OpBuilder &b, Location loc, Value table, int64_t count,
+                        LLVM::LLVMFuncOp destroy) {
+  auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
+  Value null = LLVM::ZeroOp::create(b, loc, ptrType);
+  for (int64_t k = 0; k < count; ++k) {
+    Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
+                                     ArrayRef<LLVM::GEPArg>{k});
+    LLVM::CallOp::create(
+        b, loc, destroy,
+        ValueRange{LLVM::LoadOp::create(b, loc, ptrType, slot)});
+    LLVM::StoreOp::create(b, loc, null, slot);
+  }
+}
+
 Value arenaPointer(OpBuilder &builder, Location loc, Value arena,
                    int64_t offset) {
   MLIRContext *context = builder.getContext();
@@ -424,16 +438,7 @@ struct LowerToRuntimePass
                                     {ptrType}));
     Value table =
         LLVM::AddressOfOp::create(b, loc, ptrType, "fnn_kernel_table");
-    Value null = LLVM::ZeroOp::create(b, loc, ptrType);
-    for (int64_t k = 0; k < count; ++k) {
-      Value slot = LLVM::GEPOp::create(b, loc, ptrType, ptrType, table,
-                                       ArrayRef<LLVM::GEPArg>{k});
-      LLVM::CallOp::create(
-          b, loc, destroy,
-          ValueRange{LLVM::LoadOp::create(b, loc, ptrType, slot)});
-      // A released model can be initialised again.
-      LLVM::StoreOp::create(b, loc, null, slot);
-    }
+    lowering::destroyKernelTable(b, loc, table, count, destroy);
     func::ReturnOp::create(b, loc);
   }
 

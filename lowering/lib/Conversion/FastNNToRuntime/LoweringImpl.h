@@ -113,6 +113,13 @@ bool isWrittenAtInit(mlir::Operation *op);
 mlir::Value arenaAsMemRef(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value arena, int64_t totalBytes);
 
+/// Destroys the `count` kernels of the pointer table `table` with
+/// `destroy` (fnn_kernel_destroy) and clears their slots, so that a
+/// released model can be initialised again.
+void destroyKernelTable(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value table, int64_t count,
+                        mlir::LLVM::LLVMFuncOp destroy);
+
 /// `arena + offset` as an i8 GEP.
 mlir::Value arenaPointer(mlir::OpBuilder &builder, mlir::Location loc,
                          mlir::Value arena, int64_t offset);
