@@ -27,6 +27,23 @@ int omp_get_max_threads(void);
 
 namespace fastnn::cpu {
 
+/// Operations (for generated loops, fastnn-outline-loop-nests' count) below
+/// which waking the other threads costs more than it saves: a fork and join
+/// of a warm team is a few microseconds, about this much scalar work.
+constexpr int64_t MinParallelWork = int64_t(1) << 16;
+/// Operations each thread gets at least, so that mid-sized loops wake only
+/// some of the threads of a large machine.
+constexpr int64_t MinWorkPerThread = int64_t(1) << 15;
+
+/// The MaxThreads to give parallelFor for a loop of \p Work operations: 1
+/// below MinParallelWork, else one thread per MinWorkPerThread.
+inline int threadsForWork(int64_t Work) {
+  if (Work < MinParallelWork)
+    return 1;
+  return static_cast<int>(
+      std::min<int64_t>(Work / MinWorkPerThread, INT32_MAX));
+}
+
 /// Runs Body(Begin, End, Thread) over a static split of [0, Items) on at
 /// most MaxThreads OpenMP threads (Thread < MaxThreads). The split depends
 /// only on the team size, so results are the same from run to run.
