@@ -205,6 +205,7 @@ std::vector<OpRecord> elementwiseOpRecords();
 std::vector<OpRecord> reductionOpRecords();
 std::vector<OpRecord> resamplingOpRecords();
 std::vector<OpRecord> shapeOpRecords();
+std::vector<OpRecord> scatterOpRecords();
 std::vector<OpRecord> constantOpRecords();
 
 //===----------------------------------------------------------------------===//

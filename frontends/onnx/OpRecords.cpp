@@ -19,7 +19,7 @@ const OpRecord *lookupOpRecord(llvm::StringRef opType) {
     for (auto family :
          {convolutionOpRecords, normalizationOpRecords, matrixProductOpRecords,
           elementwiseOpRecords, reductionOpRecords, resamplingOpRecords,
-          shapeOpRecords, constantOpRecords})
+          shapeOpRecords, scatterOpRecords, constantOpRecords})
       for (OpRecord &record : family()) {
         for (int64_t version : record.versions)
           if (!isOperatorVersion(record.opType, version))

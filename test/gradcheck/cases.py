@@ -61,7 +61,12 @@ finite differences, with the ONNX ops that reach them:
   concat reshape transpose pad slice broadcast
                                  Concat, Reshape, Flatten, Squeeze, Unsqueeze,
                                  Identity, Transpose, Pad (constant), Slice
-                                 (negative starts, several axes, steps 1),
+                                 (negative starts, several axes, steps 1,
+                                 2, -2 and 3), Gather (constant indices,
+                                 repeated and negative; axis 0, a middle
+                                 and the last axis; a scalar index),
+                                 ScatterND (reduction none and add: a
+                                 matmul with a 0/1 matrix, a select),
                                  Expand and Tile (broadcast between
                                  reshapes), Split (sizes; num_outputs,
                                  uneven), Range and ConstantOfShape
@@ -77,7 +82,7 @@ finite differences, with the ONNX ops that reach them:
                                  nothing
 
 Not differentiated, each checked for a clear error at the ONNX node: max, min
-(Max, Min), reflect and edge pad, strided slice, gather of float data.
+(Max, Min), reflect and edge pad.
 
 Rules no training step reaches, so not checked here: batch_norm and dropout
 (fastnn-build-train-step replaces them by their training forms), sign (only
@@ -816,6 +821,60 @@ def slice_negative_starts(r):
 
 
 @case("shape")
+def slice_strided(r):
+    # Step 2 from an offset (levit's subsampling), -2 (reversed, every other
+    # element) and 3 with elements left over after the last one read.
+    return Case({"x": smooth(r, 3, 7, 8)},
+                [node("Slice", ["x", "starts", "ends", "axes", "steps"])],
+                constants=[const("starts", [1, 6, 0]), const("ends", [7, 0, 8]),
+                           const("axes", [1, 2, 0]),
+                           const("steps", [2, -2, 3])])
+
+
+@case("shape")
+def gather_repeated_negative(r):
+    # Rows gathered twice sum their gradients; -1 is the last row.
+    return Case({"x": smooth(r, 5, 3)}, [node("Gather", ["x", "indices"])],
+                constants=[const("indices", [4, 0, 2, -1, 0])])
+
+
+@case("shape")
+def gather_table(r):
+    # levit's attention biases: a [heads, offsets] table read at a 2-D
+    # index grid along the last axis.
+    return Case({"x": smooth(r, 2, 5)},
+                [node("Gather", ["x", "indices"], axis=1)],
+                constants=[const("indices", [[0, 1, 2], [1, 0, 4],
+                                             [3, 3, 0]])])
+
+
+@case("shape")
+def gather_middle_axis_scalar(r):
+    # A class token: x[:, 0] of [batch, tokens, channels].
+    return Case({"x": smooth(r, 2, 4, 3)},
+                [node("Gather", ["x", "index"], axis=1)],
+                constants=[const("index", 0)])
+
+
+@case("shape")
+def gather_middle_axis(r):
+    return Case({"x": smooth(r, 2, 4, 3)},
+                [node("Gather", ["x", "indices"], axis=-2)],
+                constants=[const("indices", [[3, 1], [1, -4]])])
+
+
+@case("shape")
+def scatter_nd_rows(r):
+    # Swin-style writes: two rows of x replaced by u (no gradient to x
+    # there), and added to x (the gradient to both).
+    return Case({"x": smooth(r, 4, 2, 3), "u": smooth(r, 2, 3)},
+                [helper.make_node("ScatterND", ["x", "rows", "u"], ["w"]),
+                 helper.make_node("ScatterND", ["w", "rows", "u"], ["y"],
+                                  reduction="add")],
+                constants=[const("rows", [[3, 1], [0, -2]])], opset=16)
+
+
+@case("shape")
 def expand_both_ways(r):
     # [3, 1] with shape [2, 1, 4]: the input broadcasts along two dimensions
     # and gains one; its gradient sums over all three.
@@ -951,13 +1010,6 @@ for _name, _builder in {
         {"x": (2, 3, 4)}, "Pad",
         "reflect and edge padding are not differentiated yet", [_PAD],
         mode="edge"),
-    "slice_strided": not_differentiated(
-        {"x": (3, 6)}, "Slice", "strided slices are not differentiated yet",
-        [("starts", [0]), ("ends", [6]), ("axes", [1]), ("steps", [2])]),
-    "gather_float": not_differentiated(
-        {"x": (5, 3)}, "Gather",
-        "gathers of floating-point data are not differentiated yet",
-        [("indices", [4, 0, 2])]),
 }.items():
     _builder.__name__ = _name
     case("errors")(_builder)

@@ -10,6 +10,7 @@
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -99,6 +100,24 @@ Value zerosLike(OpBuilder &b, Location loc, Value x) {
   return ConstantOp::create(
       b, loc,
       DenseElementsAttr::get(type, b.getFloatAttr(type.getElementType(), 0.0)));
+}
+
+/// The matrix product op(l) op(r), its result type inferred.
+Value product(OpBuilder &b, Location loc, Value l, Value r, bool transposeL,
+              bool transposeR) {
+  SmallVector<Type> types;
+  MatMulOp::Properties properties;
+  if (transposeL)
+    properties.setTransposeA(b.getUnitAttr());
+  if (transposeR)
+    properties.setTransposeB(b.getUnitAttr());
+  (void)MatMulOp::inferReturnTypes(
+      b.getContext(), loc,
+      MatMulOp::Adaptor(ValueRange{l, r}, DictionaryAttr(), properties), types);
+  return MatMulOp::create(b, loc, types.front(), l, r,
+                          transposeL ? b.getUnitAttr() : UnitAttr(),
+                          transposeR ? b.getUnitAttr() : UnitAttr())
+      .getResult();
 }
 
 LogicalResult notDifferentiable(Operation *op, StringRef why) {
@@ -249,20 +268,7 @@ LogicalResult MatMulOp::buildGradients(OpBuilder &b,
   Location loc = getLoc();
   bool ta = getTransposeA(), tb = getTransposeB();
   auto matmul = [&](Value l, Value r, bool transposeL, bool transposeR) {
-    SmallVector<Type> types;
-    MatMulOp::Properties properties;
-    if (transposeL)
-      properties.setTransposeA(b.getUnitAttr());
-    if (transposeR)
-      properties.setTransposeB(b.getUnitAttr());
-    (void)MatMulOp::inferReturnTypes(
-        b.getContext(), loc,
-        MatMulOp::Adaptor(ValueRange{l, r}, DictionaryAttr(), properties),
-        types);
-    return MatMulOp::create(b, loc, types.front(), l, r,
-                            transposeL ? b.getUnitAttr() : UnitAttr(),
-                            transposeR ? b.getUnitAttr() : UnitAttr())
-        .getResult();
+    return product(b, loc, l, r, transposeL, transposeR);
   };
   // y = op(a) op(b); the four transpose cases, shapes as stored.
   if (!ta && !tb) {
@@ -698,20 +704,55 @@ LogicalResult PadOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
 LogicalResult SliceOp::buildGradients(OpBuilder &b, ArrayRef<Value> resultGrads,
                                       SmallVectorImpl<Value> &operandGrads) {
   operandGrads.assign(1, Value());
-  if (!resultGrads[0])
+  Value dy = resultGrads[0];
+  if (!dy)
     return success();
-  if (llvm::any_of(getSteps(), [](int64_t s) { return s != 1; }))
-    return notDifferentiable(*this, "strided slices are not differentiated "
-                                    "yet");
+  Location loc = getLoc();
   RankedTensorType input = typeOf(getInput());
-  SmallVector<int64_t> pads(getOffsets());
-  for (int64_t d = 0; d < input.getRank(); ++d)
-    pads.push_back(input.getDimSize(d) - getOffsets()[d] -
-                   getType().getDimSize(d));
-  operandGrads[0] = PadOp::create(
-      b, getLoc(), input, resultGrads[0], b.getDenseI64ArrayAttr(pads),
-      PadModeAttr::get(getContext(), PadMode::Constant),
-      b.getF64FloatAttr(0.0));
+  int64_t rank = input.getRank();
+  SmallVector<int64_t> offsets(getOffsets());
+  auto zeroPad = [&](Value value, ArrayRef<int64_t> pads,
+                     ArrayRef<int64_t> shape) -> Value {
+    return PadOp::create(b, loc, typeOf(value).clone(shape), value,
+                         b.getDenseI64ArrayAttr(pads),
+                         PadModeAttr::get(getContext(), PadMode::Constant),
+                         b.getF64FloatAttr(0.0));
+  };
+  // Each strided axis becomes a dense window first: reversed where the step
+  // is negative, then with step - 1 zeros after each element (a [n, 1]
+  // view padded to [n, step]) up to the last element read.
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t step = getSteps()[d], count = typeOf(dy).getDimSize(d);
+    if (step == 1 || count <= 1)
+      continue;
+    SmallVector<int64_t> shape(typeOf(dy).getShape());
+    if (step < 0) {
+      SmallVector<int64_t> start(rank, 0), steps(rank, 1);
+      start[d] = count - 1;
+      steps[d] = -1;
+      dy = SliceOp::create(b, loc, typeOf(dy), dy, start, steps);
+      offsets[d] += (count - 1) * step;
+      step = -step;
+    }
+    if (step == 1)
+      continue;
+    SmallVector<int64_t> split(shape);
+    split.insert(split.begin() + d + 1, 1);
+    SmallVector<int64_t> spread(split), pads(2 * (rank + 1), 0);
+    spread[d + 1] = step;
+    pads[rank + 1 + d + 1] = step - 1;
+    Value spaced = zeroPad(reshape(b, loc, dy, split), pads, spread);
+    shape[d] = count * step;
+    SmallVector<int64_t> window(shape);
+    window[d] = (count - 1) * step + 1;
+    dy = SliceOp::create(
+        b, loc, typeOf(dy).clone(window), reshape(b, loc, spaced, shape),
+        SmallVector<int64_t>(rank, 0), SmallVector<int64_t>(rank, 1));
+  }
+  SmallVector<int64_t> pads(offsets);
+  for (int64_t d = 0; d < rank; ++d)
+    pads.push_back(input.getDimSize(d) - offsets[d] - typeOf(dy).getDimSize(d));
+  operandGrads[0] = zeroPad(dy, pads, input.getShape());
   return success();
 }
 
@@ -719,8 +760,65 @@ LogicalResult GatherOp::buildGradients(OpBuilder &b,
                                        ArrayRef<Value> resultGrads,
                                        SmallVectorImpl<Value> &operandGrads) {
   operandGrads.assign(2, Value());
-  if (resultGrads[0] && isa<FloatType>(getType().getElementType()))
-    return notDifferentiable(*this, "gathers of floating-point data are not "
-                                    "differentiated yet");
+  Value dy = resultGrads[0];
+  if (!dy || !isa<FloatType>(getType().getElementType()))
+    return success();
+  // With the input as [P, A, Q] (A the gathered axis) and the K indices
+  // flattened, y[p, k, q] = x[p, index[k], q]: the gradient is dy times the
+  // [K, A] one-hot matrix of the indices, summed over k. A constant one for
+  // constant indices (levit's attention-bias tables, a class token);
+  // fastnn.one_hot of the indices, negative ones counted from the end,
+  // otherwise.
+  Location loc = getLoc();
+  RankedTensorType input = typeOf(getInput());
+  RankedTensorType indicesType = typeOf(getIndices());
+  Type elementType = input.getElementType();
+  int64_t axis = getAxis(), size = input.getDimSize(axis);
+  int64_t count = indicesType.getNumElements(), outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= input.getDimSize(d);
+  for (int64_t d = axis + 1; d < input.getRank(); ++d)
+    inner *= input.getDimSize(d);
+  auto oneHotType = RankedTensorType::get({count, size}, elementType);
+  Value oneHot;
+  DenseIntElementsAttr constantIndices;
+  if (matchPattern(getIndices(), m_Constant(&constantIndices))) {
+    SmallVector<Attribute> entries(count * size,
+                                   b.getFloatAttr(elementType, 0.0));
+    for (auto [k, index] :
+         llvm::enumerate(constantIndices.getValues<APInt>())) {
+      int64_t column = index.getSExtValue();
+      column += column < 0 ? size : 0;
+      if (column >= 0 && column < size)
+        entries[k * size + column] = b.getFloatAttr(elementType, 1.0);
+    }
+    oneHot =
+        ConstantOp::create(b, loc, DenseElementsAttr::get(oneHotType, entries));
+  } else {
+    Value flat = reshape(b, loc, getIndices(), {count});
+    Type indexType = indicesType.getElementType();
+    auto constantIndex = [&](int64_t value) {
+      auto type = RankedTensorType::get({}, indexType);
+      return ConstantOp::create(
+          b, loc,
+          DenseElementsAttr::get(type, b.getIntegerAttr(indexType, value)));
+    };
+    Value negative = binary<LessOp>(b, loc, flat, constantIndex(0));
+    Value wrapped = binary<AddOp>(b, loc, flat, constantIndex(size));
+    Value normalized =
+        SelectOp::create(b, loc, ValueRange{negative, wrapped, flat});
+    oneHot = OneHotOp::create(b, loc, oneHotType, normalized);
+  }
+  Value dx;
+  if (inner == 1)
+    dx = product(b, loc, reshape(b, loc, dy, {outer, count}), oneHot, false,
+                 false);
+  else if (outer == 1)
+    dx = product(b, loc, oneHot, reshape(b, loc, dy, {count, inner}), true,
+                 false);
+  else
+    dx = product(b, loc, oneHot, reshape(b, loc, dy, {outer, count, inner}),
+                 true, false);
+  operandGrads[0] = reshape(b, loc, dx, input.getShape());
   return success();
 }
