@@ -31,6 +31,7 @@
 namespace fastnn {
 #define GEN_PASS_DEF_FASTNNOUTLINEGPUKERNELS
 #define GEN_PASS_DEF_FASTNNLAUNCHGPUKERNELS
+#define GEN_PASS_DEF_FASTNNEMULATEGPUKERNELS
 #include "fastnn/Conversion/Passes.h.inc"
 } // namespace fastnn
 
@@ -209,6 +210,79 @@ struct OutlineGpuKernels
       kernels.erase();
       module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
     }
+  }
+};
+
+/// Replaces `launch` by an scf.parallel over its blocks and threads that
+/// runs the kernel's body, each launch dimension's ids the loop's induction
+/// variables.
+LogicalResult emulateLaunch(gpu::LaunchFuncOp launch) {
+  auto kernel = SymbolTable::lookupNearestSymbolFrom<gpu::GPUFuncOp>(
+      launch, launch.getKernel());
+  if (!kernel || !kernel.getBody().hasOneBlock())
+    return launch.emitOpError("launches no single-block kernel to emulate");
+  gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+  gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+  Location loc = launch.getLoc();
+  OpBuilder b(launch);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto loop = scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero, zero, zero, zero, zero},
+      ValueRange{grid.x, grid.y, grid.z, block.x, block.y, block.z},
+      ValueRange{one, one, one, one, one, one});
+  ValueRange ivs = loop.getInductionVars();
+  auto pick = [](gpu::Dimension d, Value x, Value y, Value z) {
+    return d == gpu::Dimension::x ? x : d == gpu::Dimension::y ? y : z;
+  };
+
+  IRMapping mapping;
+  Block &entry = kernel.getBody().front();
+  for (auto [argument, operand] :
+       llvm::zip_equal(entry.getArguments(), launch.getKernelOperands()))
+    mapping.map(argument, operand);
+  b.setInsertionPoint(loop.getBody()->getTerminator());
+  for (Operation &op : entry) {
+    Value replacement;
+    if (auto id = dyn_cast<gpu::BlockIdOp>(op))
+      replacement = pick(id.getDimension(), ivs[0], ivs[1], ivs[2]);
+    else if (auto id = dyn_cast<gpu::ThreadIdOp>(op))
+      replacement = pick(id.getDimension(), ivs[3], ivs[4], ivs[5]);
+    else if (auto size = dyn_cast<gpu::GridDimOp>(op))
+      replacement = pick(size.getDimension(), grid.x, grid.y, grid.z);
+    else if (auto size = dyn_cast<gpu::BlockDimOp>(op))
+      replacement = pick(size.getDimension(), block.x, block.y, block.z);
+    if (replacement) {
+      mapping.map(op.getResult(0), replacement);
+      continue;
+    }
+    if (isa<gpu::ReturnOp>(op))
+      continue;
+    Operation *copy = b.clone(op, mapping);
+    WalkResult device = copy->walk([](Operation *nested) {
+      return isa<gpu::GPUDialect>(nested->getDialect())
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    });
+    if (device.wasInterrupted())
+      return op.emitOpError("is a GPU operation the host emulation lacks");
+  }
+  launch.erase();
+  return success();
+}
+
+struct EmulateGpuKernels
+    : ::fastnn::impl::FastNNEmulateGpuKernelsBase<EmulateGpuKernels> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SmallVector<gpu::LaunchFuncOp> launches;
+    module.walk([&](gpu::LaunchFuncOp launch) { launches.push_back(launch); });
+    for (gpu::LaunchFuncOp launch : launches)
+      if (failed(emulateLaunch(launch)))
+        return signalPassFailure();
+    for (auto kernels : llvm::to_vector(module.getOps<gpu::GPUModuleOp>()))
+      kernels.erase();
+    module->removeAttr(gpu::GPUDialect::getContainerModuleAttrName());
   }
 };
 

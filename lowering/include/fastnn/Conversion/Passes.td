@@ -430,6 +430,53 @@ def FastNNLaunchGpuKernels : Pass<"fastnn-launch-gpu-kernels",
                            "mlir::cf::ControlFlowDialect"];
 }
 
+def FastNNEmulateGpuKernels : Pass<"fastnn-emulate-gpu-kernels",
+                                   "mlir::ModuleOp"> {
+  let summary = "Run the outlined CUDA kernels as host loops over their "
+                "grid, to test the CUDA lowering without a GPU";
+  let description = [{
+    A test aid (`fastnnc --target=cuda --emulate-gpu-kernels`), run instead
+    of the kernels' compilation, right after `fastnn-outline-gpu-kernels`.
+    Each `gpu.launch_func` becomes an `scf.parallel` over its blocks and
+    threads whose body is the kernel's, with `gpu.block_id x` and
+    `gpu.thread_id x` the loop's induction variables and the kernel's
+    arguments the launch's operands; the `gpu.module` goes. What remains is
+    what the CPU lowering takes, so the step links with the CPU runtime and
+    runs each generated kernel's index arithmetic, guard and body exactly as
+    the GPU's threads would, one point per thread. Losses of such a
+    train.bin equal a `--target=cpu` one's up to summation order, which is
+    what `zoo.cuda-emulated.*` checks.
+
+    Before:
+    ```mlir
+    gpu.module @fastnn_kernels {
+      gpu.func @k(%arena: !llvm.ptr) kernel {
+        %b = gpu.block_id x
+        %t = gpu.thread_id x
+        ...
+        gpu.return
+      }
+    }
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      gpu.launch_func @fastnn_kernels::@k blocks in (%c4, %c1, %c1)
+          threads in (%c256, %c1, %c1) args(%arena : !llvm.ptr)
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func @fnn_model_run(%arena: !llvm.ptr) {
+      scf.parallel (%b, %t) = (%c0, %c0) to (%c4, %c256) step (%c1, %c1) {
+        ...
+      }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["mlir::scf::SCFDialect",
+                           "mlir::arith::ArithDialect"];
+}
+
 def FastNNVerifyCUDALowered : Pass<"fastnn-verify-cuda-lowered",
                                    "mlir::ModuleOp"> {
   let summary = "Check that a module is what the CUDA target's object "
