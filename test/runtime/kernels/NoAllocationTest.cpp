@@ -303,3 +303,20 @@ TEST_F(KernelTest, ParallelForDoesNotAllocate) {
             }),
             0u);
 }
+
+TEST_F(KernelTest, BlockedReductionDoesNotAllocate) {
+  // A full reduction (an L2 term's sum of squares) of several chunks, large
+  // enough to run on the team.
+  fnn_reduce_desc D{};
+  D.input = shape({256, 64, 3, 3});
+  D.output = shape({1, 1, 1, 1});
+  D.dtype = FNN_F32;
+  D.kind = FNN_REDUCE_SUM;
+  KernelPtr K(fnn_reduce_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(D.input), 3);
+  float Y = 0;
+  EXPECT_EQ(largestAllocationDuring(
+                [&] { fnn_reduce_forward(K.get(), X.data(), &Y); }),
+            0u);
+}
