@@ -48,6 +48,13 @@ void addForwardPasses(OpPassManager &pm, const PipelineOptions &options,
 void buildRuntimeLoweringPipeline(OpPassManager &pm,
                                   const PipelineOptions &options,
                                   int64_t maxLoopReduction) {
+  // Before the fusion plan, which sees the recomputations like other ops.
+  if (options.mode == StepKind::Train && options.memoryBudgetMb > 0) {
+    FastNNRematerializeOptions budget;
+    budget.budgetBytes = options.memoryBudgetMb * (int64_t(1) << 20);
+    budget.maxLoopReduction = maxLoopReduction;
+    pm.addPass(createFastNNRematerialize(budget));
+  }
   FastNNPlanFusionOptions fusion;
   fusion.maxLoopReduction = maxLoopReduction;
   pm.addPass(createFastNNPlanFusion(fusion));

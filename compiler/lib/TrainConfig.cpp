@@ -45,6 +45,8 @@ trainer::Status setPipelineOptions(const trainer::Hparams &hparams,
     options.maxGradientNorm = hparams.getFloat("max_gradient_norm");
   options.iterationsPerLoop = hparams.getInt("iterations_per_loop");
   options.allreduceBucketBytes = hparams.getInt("allreduce_bucket_bytes");
+  if (hparams.isSet("memory_budget_mb"))
+    options.memoryBudgetMb = hparams.getInt("memory_budget_mb");
   return trainer::Status::success();
 }
 

@@ -6,8 +6,8 @@
 // ones that change the compiled step: its shapes (batch_size, num_classes),
 // its arithmetic (optimizer and every optimizer setting, weight_decay,
 // max_gradient_norm, use_fp16, precision, loss_scale, dynamic_loss_scale),
-// its loop (iterations_per_loop) and its collectives
-// (allreduce_bucket_bytes).
+// its loop (iterations_per_loop), its collectives (allreduce_bucket_bytes)
+// and its memory (memory_budget_mb).
 //
 //===----------------------------------------------------------------------===//
 
@@ -233,6 +233,12 @@ std::vector<HparamSpec> makeSpecs() {
              "gradients are averaged across workers in collectives of up "
              "to this many bytes, in the order the backward pass completes "
              "them (25 MiB, as PyTorch DDP; 0: one per tensor)",
+             CT),
+      intKey(Perf, "memory_budget_mb", nullptr, 1,
+             "largest arena (activations, gradients, parameters and "
+             "optimizer slots) the training step may plan, in MiB: "
+             "activations are recomputed in the backward pass instead of "
+             "stored until it fits (unset: no budget)",
              CT),
 
       intKey(Loop, "iterations_per_loop", "1", 1,

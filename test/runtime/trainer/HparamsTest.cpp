@@ -438,6 +438,7 @@ TEST(HparamsTest, CompileTimeKeys) {
                                        "precision",
                                        "dynamic_loss_scale",
                                        "allreduce_bucket_bytes",
+                                       "memory_budget_mb",
                                        "iterations_per_loop"};
   EXPECT_EQ(CompileTime, Expected);
 }

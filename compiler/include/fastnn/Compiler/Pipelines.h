@@ -148,6 +148,11 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       *this, "allreduce-bucket-bytes",
       llvm::cl::desc("Largest allreduce bucket (fastnn-fuse-allreduce)"),
       llvm::cl::init(26214400)};
+  Option<int64_t> memoryBudgetMb{
+      *this, "memory-budget-mb",
+      llvm::cl::desc("Train: largest arena in MiB, met by recomputing "
+                     "activations (fastnn-rematerialize; 0: no budget)"),
+      llvm::cl::init(0)};
 };
 
 /// fastnn-cpu: the whole CPU compile of an imported module, to the LLVM

@@ -519,4 +519,71 @@ def FastNNLayout : Pass<"fastnn-layout", "mlir::ModuleOp"> {
   ];
 }
 
+def FastNNRematerialize : Pass<"fastnn-rematerialize", "mlir::ModuleOp"> {
+  let summary = "Recompute stored activations in the backward pass until the "
+                "step's arena fits a memory budget (memory_budget_mb)";
+  let description = [{
+    Accepts the training step (`entry`) as the step pipeline leaves it,
+    before `fastnn-plan-fusion`, and a budget of `budget-bytes` (0: none).
+    While the arena `fastnn-lower-to-runtime` would plan (after the fusion
+    `max-loop-reduction` gives; it counts parameters, optimizer slots and
+    gradients too) exceeds the budget, it finds the op where the buffers
+    alive together peak and recomputes some values that are alive across it
+    without being read there: their readers after the peak read a copy of
+    the value's producer placed right before the first of them, so the
+    stored value dies at its last read before the peak. Then it plans again.
+
+    - Choice by cost: bytes freed at the peak per recomputed multiply-add.
+      A value whose producer's operands are dead at the peak recomputes
+      them too (a relu from its batch norm from the convolution's stored
+      output), and pays for an operand it has to keep alive instead. So
+      elementwise results (relu, residual adds, dropout) and batch-norm
+      outputs go first, then convolution outputs, whose inputs are
+      recomputed in turn: segments of the forward pass between stored
+      values, recomputed in the backward pass.
+    - What is recomputed: elementwise ops, views, convolutions and
+      `batch_norm_train`'s normalised output. The copy of a batch norm runs
+      the same training kernel on the same input, so its output is bitwise
+      the stored one; the statistics it computes again go to buffers of its
+      own, and the running averages (`update_state`) are updated once, from
+      the original's (the inference `batch_norm` folds the statistics into
+      one scale and shift and would round differently). Dropout's mask is a
+      function of (seed, step, element), so a recomputed `dropout_train`
+      drops the same elements. Nothing with a side effect is copied, and no
+      copy is placed after a write to a buffer it reads (a parameter's
+      update). The step computes bitwise what it computed without a
+      budget.
+    - If the arena still exceeds the budget when nothing at the peak is
+      worth recomputing, the pass fails with one error that gives the
+      smallest arena it reached.
+
+    Before (a relu read at the end of the step, across the peak):
+    ```mlir
+    %r = fastnn.relu %y : tensor<64x64xf32>
+    ...peak: %r alive but not read...
+    %g = fastnn.relu_backward %r, %dr : tensor<64x64xf32>
+    ```
+    After (budget below the arena):
+    ```mlir
+    %r = fastnn.relu %y : tensor<64x64xf32>
+    ...peak: %r dead...
+    %r2 = fastnn.relu %y : tensor<64x64xf32>
+    %g = fastnn.relu_backward %r2, %dr : tensor<64x64xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::func::FuncDialect", "mlir::fastnn::FastNNDialect"];
+  let options = [
+    Option<"budgetBytes", "budget-bytes", "int64_t", "0",
+           "Largest arena in bytes (0: no budget)">,
+    Option<"maxLoopReduction", "max-loop-reduction", "int64_t", "4096",
+           "The target's fastnn-plan-fusion setting, to plan the arena as "
+           "the lowering will">,
+    Option<"entryName", "entry", "std::string", "\"train_step\"",
+           "Name of the training-step function">
+  ];
+  let statistics = [
+    Statistic<"numRecomputed", "recomputed", "Values recomputed after the peak">
+  ];
+}
+
 #endif // FASTNN_TRANSFORMS_PASSES_TD

@@ -2,11 +2,13 @@
 
 #include "LoweringImpl.h"
 
+#include "fastnn/Conversion/ArenaEstimate.h"
 #include "fastnn/Conversion/MemoryPlan.h"
 #include "fastnn/Dialect/FastNN/IR/FastNNTraits.h"
 #include "fastnn/runtime/abi.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 
 using namespace mlir;
 using namespace mlir::fastnn;
@@ -251,6 +253,20 @@ FailureOr<ArenaLayout> planArena(func::FuncOp forward) {
     layout.buckets[bucket.op].bytes = bytes;
     requests.push_back({bytes, first, last});
   }
+  // Live bytes per step: each request adds its bytes over its lifetime.
+  std::vector<int64_t> liveChange(end + 2, 0);
+  for (const BufferRequest &request : requests) {
+    liveChange[request.firstUse] += request.bytes;
+    liveChange[request.lastUse + 1] -= request.bytes;
+  }
+  int64_t live = 0;
+  for (int64_t step = 0; step <= end; ++step) {
+    live += liveChange[step];
+    if (step >= 1 && step < end && live > layout.peakLiveBytes) {
+      layout.peakLiveBytes = live;
+      layout.peakStep = step;
+    }
+  }
   MemoryPlan plan = planMemory(requests);
   for (auto [value, offset] : llvm::zip(singles, plan.offsets))
     layout.offsets[value] = offset;
@@ -265,3 +281,26 @@ FailureOr<ArenaLayout> planArena(func::FuncOp forward) {
 }
 
 } // namespace fastnn::lowering
+
+namespace fastnn {
+
+FailureOr<ArenaEstimate> estimateArena(func::FuncOp step,
+                                       int64_t maxLoopReduction) {
+  // The copy takes the fusion decisions, which the step's later rewrites
+  // would invalidate.
+  auto copy = cast<func::FuncOp>(step->clone());
+  auto eraseCopy = llvm::make_scope_exit([&] { copy->erase(); });
+  lowering::planFusion(lowering::stepBlock(copy), maxLoopReduction);
+  FailureOr<lowering::ArenaLayout> layout = lowering::planArena(copy);
+  if (failed(layout))
+    return failure();
+  ArenaEstimate estimate;
+  estimate.totalBytes = layout->totalBytes;
+  estimate.peakLiveBytes = layout->peakLiveBytes;
+  if (layout->peakStep > 0)
+    estimate.peakOp =
+        &*std::next(lowering::stepBlock(step).begin(), layout->peakStep - 1);
+  return estimate;
+}
+
+} // namespace fastnn

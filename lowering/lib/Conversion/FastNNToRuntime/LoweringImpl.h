@@ -43,6 +43,9 @@ struct ArenaLayout {
   llvm::DenseMap<mlir::Operation *, llvm::SmallVector<mlir::Operation *, 1>>
       awaitedBefore;
   int64_t totalBytes = 0;
+  /// The step (1-based position in the step's block) at which the buffers
+  /// alive together hold the most bytes, and those bytes.
+  int64_t peakStep = 0, peakLiveBytes = 0;
 
   mlir::Value root(mlir::Value value) const {
     while (true) {
@@ -127,6 +130,9 @@ mlir::Value arenaPointer(mlir::OpBuilder &builder, mlir::Location loc,
 /// Reads the recorded fusion, decides aliasing, then plans offsets for
 /// `forward`; fails on fusion attributes it cannot apply.
 mlir::FailureOr<ArenaLayout> planArena(mlir::func::FuncOp forward);
+
+/// Records fastnn-plan-fusion's decisions on the ops of `body`.
+void planFusion(mlir::Block &body, int64_t maxLoopReduction);
 
 /// Loop sinking (LoopSinking.cpp): the fastnn.loop a sunk step function is
 /// (null if it is not one); the block of ops one step runs (the loop's body,

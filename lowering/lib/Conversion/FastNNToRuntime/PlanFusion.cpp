@@ -185,10 +185,13 @@ struct PlanFusionPass
   void runOnOperation() override {
     for (auto function : getOperation().getOps<func::FuncOp>())
       if (!function.isExternal())
-        FusionPlanner(&getContext(), maxLoopReduction)
-            .plan(stepBlock(function));
+        planFusion(stepBlock(function), maxLoopReduction);
   }
 };
 
 } // namespace
+
+void planFusion(Block &body, int64_t maxLoopReduction) {
+  FusionPlanner(body.getParentOp()->getContext(), maxLoopReduction).plan(body);
+}
 } // namespace fastnn::lowering
