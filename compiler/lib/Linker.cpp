@@ -7,7 +7,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 
-bool fastnn::linkExecutable(llvm::StringRef linker, llvm::StringRef objectFile,
+bool fastnn::linkExecutable(llvm::StringRef linker,
+                            llvm::ArrayRef<std::string> objectFiles,
                             llvm::ArrayRef<std::string> inputs,
                             llvm::StringRef output, std::string &error) {
   llvm::ErrorOr<std::string> program = llvm::sys::findProgramByName(linker);
@@ -20,7 +21,9 @@ bool fastnn::linkExecutable(llvm::StringRef linker, llvm::StringRef objectFile,
     error = "cannot create a temporary file for the linker's messages";
     return false;
   }
-  std::vector<llvm::StringRef> args = {*program, objectFile, "-o", output};
+  std::vector<llvm::StringRef> args = {*program, "-o", output};
+  for (const std::string &objectFile : objectFiles)
+    args.push_back(objectFile);
   for (const std::string &input : inputs)
     args.push_back(input);
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(),

@@ -30,6 +30,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -110,6 +111,13 @@ cl::opt<fastnn::Target> targetFlag(
     cl::init(fastnn::Target::CPU), fastnn::targetValues(),
     cl::cat(fastnncCategory));
 
+cl::opt<bool> emulateGpuKernels(
+    "emulate-gpu-kernels",
+    cl::desc("With --target=cuda: run the generated GPU kernels as host "
+             "loops over their grid and link the CPU runtime, to test the "
+             "CUDA lowering on a machine without a GPU"),
+    cl::init(false), cl::cat(fastnncCategory));
+
 cl::opt<fastnn::LayoutChoice>
     layoutFlag("layout",
                cl::desc("Layout of convolutions, pooling and batch norm"),
@@ -126,6 +134,20 @@ cl::opt<Weights> weightsFlag(
                    "into <output>.weights beside it (the checkpoint format), "
                    "where the executable reads them at start")),
     cl::cat(fastnncCategory));
+
+// The parts are fixed, not the threads, so that train.bin does not depend on
+// the machine that compiled it.
+cl::opt<unsigned> codegenParts(
+    "codegen-parts",
+    cl::desc("Split LLVM code generation of --emit=exe into this many "
+             "parts, generated in parallel and linked together (1: one "
+             "object; --emit=obj always writes one)"),
+    cl::init(8), cl::cat(fastnncCategory));
+cl::opt<unsigned> codegenThreads(
+    "codegen-threads",
+    cl::desc("Threads generating the parts (0: one per core); the "
+             "executable does not depend on it"),
+    cl::init(0), cl::cat(fastnncCategory));
 
 /// libLLVM registers hundreds of backend options; --help lists only fastnnc's
 /// own and MLIR's (--mlir-print-ir-after-all and its family).
@@ -224,6 +246,11 @@ int main(int argc, char **argv) {
       "executable or fastnn IR\n\n"
       "Textual ONNX models are read from files ending in .onnxtxt.\n");
 
+  if (emulateGpuKernels && targetFlag != fastnn::Target::CUDA)
+    return fail("--emulate-gpu-kernels emulates the CUDA target's kernels: "
+                "add --target=cuda");
+  if (codegenParts == 0)
+    return fail("--codegen-parts must be at least 1");
   if (batchSize < 0)
     return fail("--batch-size must be positive, got " +
                 llvm::Twine(batchSize.getValue()));
@@ -328,8 +355,10 @@ int main(int argc, char **argv) {
     pipeline.externalWeights = weightsFlag == Weights::External;
     // Kernels embedded as a fatbin cannot be read: --emit=mlir shows them
     // in NVVM, with the host's launches of them.
-    pipeline.gpuKernelsAsIR =
-        emit == EmitKind::MLIR && targetFlag == fastnn::Target::CUDA;
+    pipeline.emulateGpuKernels = emulateGpuKernels;
+    pipeline.gpuKernelsAsIR = emit == EmitKind::MLIR &&
+                              targetFlag == fastnn::Target::CUDA &&
+                              !emulateGpuKernels;
     if (trainingModel)
       if (auto status = fastnn::setPipelineOptions(hparams, pipeline);
           !status.ok())
@@ -367,33 +396,49 @@ int main(int argc, char **argv) {
   if (writesObject) {
     if (compileMode == Mode::Train)
       fastnn::embedBytes(*module, "fnn_model_onnx", exportTemplate);
-    llvm::SmallString<128> objectFile(outputPath.getValue());
-    if (emit == EmitKind::Executable &&
-        llvm::sys::fs::createTemporaryFile("fastnnc", "o", objectFile))
-      return fail("cannot create a temporary object file");
     llvm::SmallVector<mlir::ModuleOp, 2> compiled = {*module};
     if (evalModule)
       compiled.push_back(*evalModule);
-    bool ok = mlir::succeeded(
-        fastnn::emitHostCode(compiled, nullptr, objectFile, error));
-    if (ok && emit == EmitKind::Executable) {
-      bool cuda = targetFlag == fastnn::Target::CUDA;
-      llvm::StringRef linkInputs = compileMode == Mode::Train
-                                       ? (cuda ? FASTNN_CUDA_TRAIN_LINK_INPUTS
-                                               : FASTNN_TRAIN_LINK_INPUTS)
-                                       : (cuda ? FASTNN_CUDA_INFER_LINK_INPUTS
-                                               : FASTNN_INFER_LINK_INPUTS);
-      if (linkInputs.empty())
-        return fail("this fastnnc was built without the CUDA runtime "
-                    "(fastnn_runtime_cuda): --emit=exe for --target=cuda "
-                    "needs a build configured with the CUDA toolkit");
-      llvm::SmallVector<std::string> inputs;
-      for (llvm::StringRef input : llvm::split(linkInputs, ';'))
-        inputs.push_back(input.str());
-      ok = fastnn::linkExecutable(FASTNN_LINKER, objectFile, inputs, outputPath,
-                                  error);
-      llvm::sys::fs::remove(objectFile);
+    // --mlir-timing reports LLVM's part and the link after the passes'.
+    mlir::DefaultTimingManager timing;
+    mlir::applyDefaultTimingManagerCLOptions(timing);
+    mlir::TimingScope timingScope = timing.getRootScope();
+    if (emit == EmitKind::Object)
+      return mlir::succeeded(
+                 fastnn::emitHostObjects(compiled, {outputPath.getValue()},
+                                         codegenThreads, timingScope, error))
+                 ? 0
+                 : fail(error);
+    // Emulated kernels run on the host: the step links the CPU runtime.
+    bool cuda = targetFlag == fastnn::Target::CUDA && !emulateGpuKernels;
+    llvm::StringRef linkInputs =
+        compileMode == Mode::Train
+            ? (cuda ? FASTNN_CUDA_TRAIN_LINK_INPUTS : FASTNN_TRAIN_LINK_INPUTS)
+            : (cuda ? FASTNN_CUDA_INFER_LINK_INPUTS : FASTNN_INFER_LINK_INPUTS);
+    if (linkInputs.empty())
+      return fail("this fastnnc was built without the CUDA runtime "
+                  "(fastnn_runtime_cuda): --emit=exe for --target=cuda "
+                  "needs a build configured with the CUDA toolkit");
+    llvm::SmallVector<std::string> objectFiles;
+    llvm::scope_exit removeObjects([&] {
+      for (const std::string &objectFile : objectFiles)
+        llvm::sys::fs::remove(objectFile);
+    });
+    for (unsigned part = 0; part < codegenParts; ++part) {
+      llvm::SmallString<128> objectFile;
+      if (llvm::sys::fs::createTemporaryFile("fastnnc", "o", objectFile))
+        return fail("cannot create a temporary object file");
+      objectFiles.push_back(objectFile.str().str());
     }
+    if (mlir::failed(fastnn::emitHostObjects(
+            compiled, objectFiles, codegenThreads, timingScope, error)))
+      return fail(error);
+    llvm::SmallVector<std::string> inputs;
+    for (llvm::StringRef input : llvm::split(linkInputs, ';'))
+      inputs.push_back(input.str());
+    mlir::TimingScope linkTiming = timingScope.nest("Link");
+    bool ok = fastnn::linkExecutable(FASTNN_LINKER, objectFiles, inputs,
+                                     outputPath, error);
     return ok ? 0 : fail(error);
   }
 
@@ -403,7 +448,7 @@ int main(int argc, char **argv) {
   if (emit == EmitKind::Summary)
     fastnn::printModelSummary(*module, output->os());
   else if (emit == EmitKind::LLVM) {
-    if (mlir::failed(fastnn::emitHostCode(*module, &output->os(), "", error)))
+    if (mlir::failed(fastnn::printHostLLVMIR(*module, output->os(), error)))
       return fail(error);
   } else
     module->print(output->os(), mlir::OpPrintingFlags());

@@ -11,6 +11,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/Bitcode/BitcodeWriter.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Linker/Linker.h"
@@ -18,10 +20,13 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ThreadPool.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/SplitModule.h"
 
 using namespace mlir;
 
@@ -70,21 +75,36 @@ void fastnn::embedBytes(ModuleOp module, llvm::StringRef symbol,
 
 namespace {
 
-std::unique_ptr<llvm::TargetMachine> hostTargetMachine(std::string &error) {
+/// The host CPU as LLVM targets it: what every part's TargetMachine is
+/// created from (a TargetMachine serves one code generation at a time).
+struct HostTarget {
+  const llvm::Target *target = nullptr;
+  llvm::Triple triple;
+  std::string cpu;
+  std::string features;
+
+  std::unique_ptr<llvm::TargetMachine> createMachine() const {
+    return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+        triple, cpu, features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+        std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+  }
+};
+
+/// Registers the native target (once, before any thread uses the registry)
+/// and describes the host CPU.
+LogicalResult lookUpHostTarget(HostTarget &host, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return nullptr;
+  host.triple = llvm::Triple(llvm::sys::getDefaultTargetTriple());
+  host.target = llvm::TargetRegistry::lookupTarget(host.triple, error);
+  if (!host.target)
+    return failure();
+  host.cpu = llvm::sys::getHostCPUName().str();
   llvm::SubtargetFeatures features;
   for (const auto &feature : llvm::sys::getHostCPUFeatures())
     features.AddFeature(feature.getKey(), feature.getValue());
-  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(),
-      llvm::TargetOptions(), llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+  host.features = features.getString();
+  return success();
 }
 
 void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
@@ -103,25 +123,25 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
       .run(module, moduleAnalyses);
 }
 
-} // namespace
-
-LogicalResult fastnn::emitHostCode(ArrayRef<ModuleOp> modules,
-                                   llvm::raw_ostream *os,
-                                   llvm::StringRef objectFile,
-                                   std::string &error) {
+/// Translates `modules` into one LLVM module in `llvmContext` and optimises
+/// it for `machine`.
+std::unique_ptr<llvm::Module>
+translateAndOptimize(ArrayRef<ModuleOp> modules, llvm::LLVMContext &llvmContext,
+                     llvm::TargetMachine &machine, TimingScope &timing,
+                     std::string &error) {
+  TimingScope translation = timing.nest("Translate to LLVM IR");
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   modules.front()->getContext()->appendDialectRegistry(registry);
 
-  llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule;
   for (ModuleOp module : modules) {
     std::unique_ptr<llvm::Module> translated =
         translateModuleToLLVMIR(module, llvmContext);
     if (!translated) {
       error = "translation to LLVM IR failed";
-      return failure();
+      return nullptr;
     }
     // The IR linker renames clashing internal globals (each lowering has
     // its own descriptors and kernel table); exported symbols must differ.
@@ -130,33 +150,114 @@ LogicalResult fastnn::emitHostCode(ArrayRef<ModuleOp> modules,
     else if (llvm::Linker::linkModules(*llvmModule, std::move(translated))) {
       error = "linking the compiled modules failed (a symbol is defined "
               "twice)";
-      return failure();
+      return nullptr;
     }
   }
-  std::unique_ptr<llvm::TargetMachine> machine = hostTargetMachine(error);
-  if (!machine)
-    return failure();
-  llvmModule->setDataLayout(machine->createDataLayout());
-  llvmModule->setTargetTriple(machine->getTargetTriple());
-  optimize(*llvmModule, *machine);
+  translation.stop();
+  TimingScope optimization = timing.nest("LLVM O3");
+  llvmModule->setDataLayout(machine.createDataLayout());
+  llvmModule->setTargetTriple(machine.getTargetTriple());
+  optimize(*llvmModule, machine);
+  return llvmModule;
+}
 
-  if (objectFile.empty()) {
-    llvmModule->print(*os, nullptr);
-    return success();
-  }
+/// Generates code for `module` into the object file `path`.
+LogicalResult emitObject(llvm::Module &module, llvm::TargetMachine &machine,
+                         llvm::StringRef path, std::string &error) {
   std::error_code ec;
-  llvm::ToolOutputFile output(objectFile, ec, llvm::sys::fs::OF_None);
+  llvm::ToolOutputFile output(path, ec, llvm::sys::fs::OF_None);
   if (ec) {
-    error = objectFile.str() + ": " + ec.message();
+    error = path.str() + ": " + ec.message();
     return failure();
   }
   llvm::legacy::PassManager codegen;
-  if (machine->addPassesToEmitFile(codegen, output.os(), nullptr,
-                                   llvm::CodeGenFileType::ObjectFile)) {
+  if (machine.addPassesToEmitFile(codegen, output.os(), nullptr,
+                                  llvm::CodeGenFileType::ObjectFile)) {
     error = "the host target cannot emit object files";
     return failure();
   }
-  codegen.run(*llvmModule);
+  codegen.run(module);
+  output.os().close();
+  if (output.os().has_error()) {
+    error = path.str() + ": " + output.os().error().message();
+    output.os().clear_error();
+    return failure();
+  }
   output.keep();
+  return success();
+}
+
+} // namespace
+
+LogicalResult fastnn::printHostLLVMIR(ArrayRef<ModuleOp> modules,
+                                      llvm::raw_ostream &os,
+                                      std::string &error) {
+  TimingScope timing;
+  HostTarget host;
+  if (failed(lookUpHostTarget(host, error)))
+    return failure();
+  std::unique_ptr<llvm::TargetMachine> machine = host.createMachine();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateAndOptimize(modules, llvmContext, *machine, timing, error);
+  if (!llvmModule)
+    return failure();
+  llvmModule->print(os, nullptr);
+  return success();
+}
+
+LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
+                                      ArrayRef<std::string> objectFiles,
+                                      unsigned threads, TimingScope &timing,
+                                      std::string &error) {
+  HostTarget host;
+  if (failed(lookUpHostTarget(host, error)))
+    return failure();
+  std::unique_ptr<llvm::TargetMachine> machine = host.createMachine();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateAndOptimize(modules, llvmContext, *machine, timing, error);
+  if (!llvmModule)
+    return failure();
+  TimingScope codegenTiming = timing.nest("LLVM code generation");
+  if (objectFiles.size() == 1)
+    return emitObject(*llvmModule, *machine, objectFiles.front(), error);
+
+  // An LLVMContext serves one thread: each part travels as bitcode into a
+  // context of its own. SplitModule gives the internal symbols hidden
+  // external linkage, so that calls between parts resolve in the final link
+  // and nothing more is exported from the executable.
+  TimingScope splitting = codegenTiming.nest("Split into parts");
+  llvm::SmallVector<llvm::SmallString<0>> bitcode;
+  llvm::SplitModule(*llvmModule, objectFiles.size(),
+                    [&](std::unique_ptr<llvm::Module> part) {
+                      llvm::raw_svector_ostream os(bitcode.emplace_back());
+                      llvm::WriteBitcodeToFile(*part, os);
+                    });
+  llvmModule.reset();
+  splitting.stop();
+  std::vector<std::string> errors(objectFiles.size());
+  llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+  for (size_t index = 0; index < objectFiles.size(); ++index)
+    pool.async([&, index] {
+      llvm::LLVMContext partContext;
+      llvm::Expected<std::unique_ptr<llvm::Module>> part =
+          llvm::parseBitcodeFile(
+              llvm::MemoryBufferRef(bitcode[index], objectFiles[index]),
+              partContext);
+      if (!part) {
+        errors[index] = "reading back a split part failed: " +
+                        llvm::toString(part.takeError());
+        return;
+      }
+      std::unique_ptr<llvm::TargetMachine> partMachine = host.createMachine();
+      (void)emitObject(**part, *partMachine, objectFiles[index], errors[index]);
+    });
+  pool.wait();
+  for (const std::string &partError : errors)
+    if (!partError.empty()) {
+      error = partError;
+      return failure();
+    }
   return success();
 }

@@ -9,10 +9,12 @@
 
 namespace fastnn {
 
-/// Links `objectFile` with `inputs` (static libraries, then `-l` flags) into
-/// the executable `output` by running the C++ compiler driver `linker`.
-/// Returns false with `error` set (including the linker's own message).
-bool linkExecutable(llvm::StringRef linker, llvm::StringRef objectFile,
+/// Links `objectFiles` (in their order) with `inputs` (static libraries,
+/// then `-l` flags) into the executable `output` by running the C++ compiler
+/// driver `linker`. Returns false with `error` set (including the linker's
+/// own message).
+bool linkExecutable(llvm::StringRef linker,
+                    llvm::ArrayRef<std::string> objectFiles,
                     llvm::ArrayRef<std::string> inputs, llvm::StringRef output,
                     std::string &error);
 

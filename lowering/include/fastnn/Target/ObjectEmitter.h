@@ -6,7 +6,9 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/Support/raw_ostream.h"
+#include <string>
 
 namespace fastnn {
 
@@ -27,13 +29,22 @@ void embedBytes(mlir::ModuleOp module, llvm::StringRef symbol,
                 llvm::StringRef bytes);
 
 /// Translates LLVM-dialect modules to LLVM IR, links them into one (train.bin
-/// holds the training and the evaluation step) and optimises it (O3) for the
-/// host CPU. With `objectFile`, writes a relocatable object (position
-/// independent) there; otherwise prints the optimised LLVM IR to `os`.
-mlir::LogicalResult emitHostCode(llvm::ArrayRef<mlir::ModuleOp> modules,
-                                 llvm::raw_ostream *os,
-                                 llvm::StringRef objectFile,
-                                 std::string &error);
+/// holds the training and the evaluation step), optimises it (O3) for the
+/// host CPU and prints the optimised LLVM IR to `os`.
+mlir::LogicalResult printHostLLVMIR(llvm::ArrayRef<mlir::ModuleOp> modules,
+                                    llvm::raw_ostream &os, std::string &error);
+
+/// Translates, links and optimises as printHostLLVMIR does, then generates
+/// host code as relocatable (position independent) objects, one per path in
+/// `objectFiles`: the optimised module is split into that many parts
+/// (llvm::SplitModule), generated on up to `threads` threads (0: one per
+/// core). The objects depend on the number of parts only, never on the
+/// threads; with one part the module's internal symbols stay internal.
+/// `timing` gets the time of translation, optimisation and code generation.
+mlir::LogicalResult emitHostObjects(llvm::ArrayRef<mlir::ModuleOp> modules,
+                                    llvm::ArrayRef<std::string> objectFiles,
+                                    unsigned threads, mlir::TimingScope &timing,
+                                    std::string &error);
 
 } // namespace fastnn
 
