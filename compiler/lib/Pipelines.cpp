@@ -26,6 +26,10 @@ void addForwardPasses(OpPassManager &pm, const PipelineOptions &options,
                       Target target) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // An inference model's batch norms have fixed statistics: they fold into
+  // the convolutions before them.
+  if (options.mode == StepKind::Infer)
+    pm.addPass(createFastNNFoldBatchNorm());
   // The kernels' layouts, before the steps are built from the graph (their
   // gradient ops inherit them). Inputs keep their writer's layout:
   // infer.bin's are the user's .npy files, train.bin's loader writes NCHW

@@ -63,9 +63,9 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   // NCHW <-> nChw16c reorders the kernel adds around the call run ~3x faster
   // than NCHW <-> NHWC ones. An input with fewer than 16 channels stays
   // NCHW (the jit first-layer kernel reads it directly). NHWC operands are
-  // used as they are (brgconv). The weights are always left to oneDNN and
-  // reordered on every call: the ABI passes their pointer each time and
-  // training updates them in place.
+  // used as they are (brgconv). The weights are always left to oneDNN:
+  // reordered once when the caller promises constant weights (inference),
+  // else on every call (training updates them in place).
   auto Blocked = [&](const memory::desc &Plain) {
     return memory::desc(Plain.dims(), Compute, memory::format_tag::nChw16c);
   };
@@ -95,7 +95,9 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   K.addOperand(BiasDesc);
   K.addOperand(DstDesc);
   memory Src = K.inputIn(SrcSlot, PD.src_desc());
-  memory Weights = K.inputIn(WeightsSlot, PD.weights_desc());
+  memory Weights = D.constant_filter
+                       ? K.constantInputIn(WeightsSlot, PD.weights_desc())
+                       : K.inputIn(WeightsSlot, PD.weights_desc());
   memory Dst = K.outputIn(DstSlot, PD.dst_desc());
   std::vector<std::pair<int, memory>> Args = {
       {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Weights}, {DNNL_ARG_DST, Dst}};

@@ -166,6 +166,15 @@ dnnl::memory CpuKernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
   return Internal;
 }
 
+dnnl::memory CpuKernel::constantInputIn(int Slot,
+                                        const dnnl::memory::desc &Wanted) {
+  size_t First = Steps.size();
+  dnnl::memory Copy = inputIn(Slot, Wanted);
+  for (size_t I = First; I < Steps.size(); ++I)
+    Steps[I].Once = true;
+  return Copy;
+}
+
 dnnl::memory CpuKernel::outputIn(int Slot, const dnnl::memory::desc &Produced) {
   const dnnl::memory &Operand = Operands[Slot];
   return Operand.get_desc() == Produced ? Operand : addInternal(Produced);
@@ -211,6 +220,8 @@ void *CpuKernel::orSpare(void *Data, int Spare) const {
 void CpuKernel::run(size_t Count) {
   for (size_t I = 0; I < Steps.size() && I < Count; ++I) {
     const Step &S = Steps[I];
+    if (S.Once && Prepared)
+      continue;
     if (!S.Primitive) {
       void *From = nullptr, *To = nullptr;
       dnnl_memory_get_data_handle(S.Memories[0].get(), &From);
@@ -234,4 +245,5 @@ void CpuKernel::run(size_t Count) {
       return;
     }
   }
+  Prepared = true;
 }

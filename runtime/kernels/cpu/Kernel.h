@@ -129,6 +129,11 @@ public:
   /// else a kernel-owned buffer filled by conversion or reorder steps
   /// appended here (so call it before adding the step that reads it).
   dnnl::memory inputIn(int Slot, const dnnl::memory::desc &Wanted);
+  /// inputIn for an operand whose pointer and contents are the same on
+  /// every call (an inference model's weights): the conversion or reorder
+  /// steps run on the first call only, and later calls read the
+  /// kernel-owned copy.
+  dnnl::memory constantInputIn(int Slot, const dnnl::memory::desc &Wanted);
   /// The memory a step should write operand \p Slot to when it produces
   /// layout \p Produced: the operand itself, or a kernel-owned buffer that
   /// finishOutput() reorders into the operand.
@@ -146,7 +151,8 @@ public:
   /// kernel-owned buffer) when the caller passed NULL: where a backward
   /// writes a gradient nobody asked for.
   void *orSpare(void *Data, int Spare) const;
-  /// Runs the first \p Count steps (all by default).
+  /// Runs the first \p Count steps (all by default); constantInputIn's
+  /// steps only the first time.
   void run(size_t Count = SIZE_MAX);
   size_t stepCount() const { return Steps.size(); }
 
@@ -170,6 +176,8 @@ private:
     std::vector<dnnl_exec_arg_t> Args;
     size_t Elements = 0;
     bool ToHalf = false;
+    /// Prepares a constant operand: run on the first call only.
+    bool Once = false;
   };
   /// Appends a conversion of dense \p From into dense \p To (one of them
   /// float16, the other float32, same dims and strides).
@@ -182,6 +190,8 @@ private:
   std::vector<dnnl::memory> ScratchpadMemories;
   AlignedBuffer Scratchpad;
   size_t ScratchpadBytes = 0;
+  /// Whether the Once steps have run.
+  bool Prepared = false;
   std::unique_ptr<KernelState> State;
 };
 

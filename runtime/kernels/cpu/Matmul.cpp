@@ -57,11 +57,16 @@ void build(CpuKernel &K, const fnn_matmul_desc &D) {
   // float16 operands are converted to float32 for the primitive (see
   // computeType); other types are used as they are.
   auto Computed = [&](const memory::desc &M) { return withType(M, Compute); };
-  auto Desc = D.has_bias
-                  ? dnnl::matmul::desc(Computed(ADesc), Computed(BDesc),
-                                       Computed(BiasDesc), Computed(DstDesc))
-                  : dnnl::matmul::desc(Computed(ADesc), Computed(BDesc),
-                                       Computed(DstDesc));
+  // A constant b is reordered once into the layout oneDNN prefers (its
+  // brgemm matmul otherwise repacks a plain b on every call).
+  memory::desc WeightsDesc =
+      D.constant_b ? memory::desc(B, Compute, memory::format_tag::any)
+                   : Computed(BDesc);
+  auto Desc =
+      D.has_bias
+          ? dnnl::matmul::desc(Computed(ADesc), WeightsDesc, Computed(BiasDesc),
+                               Computed(DstDesc))
+          : dnnl::matmul::desc(Computed(ADesc), WeightsDesc, Computed(DstDesc));
   dnnl::matmul::primitive_desc PD(Desc, makeAttr(D.post_op), K.device().Engine);
   K.addOperand(ADesc);
   K.addOperand(BDesc);
@@ -70,7 +75,9 @@ void build(CpuKernel &K, const fnn_matmul_desc &D) {
   memory Dst = K.outputIn(DstSlot, PD.dst_desc());
   std::vector<std::pair<int, memory>> Args = {
       {DNNL_ARG_SRC, K.inputIn(ASlot, PD.src_desc())},
-      {DNNL_ARG_WEIGHTS, K.inputIn(BSlot, PD.weights_desc())},
+      {DNNL_ARG_WEIGHTS, D.constant_b
+                             ? K.constantInputIn(BSlot, PD.weights_desc())
+                             : K.inputIn(BSlot, PD.weights_desc())},
       {DNNL_ARG_DST, Dst}};
   if (D.has_bias)
     Args.push_back({DNNL_ARG_BIAS, K.inputIn(BiasSlot, PD.bias_desc())});

@@ -4,7 +4,7 @@
 // Without fastnn-plan-fusion a relu after a convolution is a loop nest of
 // its own.
 
-// CHECK: @fnn_desc_0(dense<[4, 1, 1, 2, 2, 0, 0, 4, 2, 1, 1, 1, 0, 0, 4, 1, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1, 1]>
+// CHECK: @fnn_desc_0(dense<[4, 1, 1, 2, 2, 0, 0, 4, 2, 1, 1, 1, 0, 0, 4, 1, 2, 2, 2, 0, 0, 0, 0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1]>
 // CHECK-LABEL: func.func @fnn_model_run(
 // CHECK: llvm.call @fnn_conv2d_forward
 // CHECK: linalg.generic
@@ -22,7 +22,7 @@ func.func @forward(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
 // With the attributes, the relu is the kernel's post-op (FNN_POST_RELU in
 // the descriptor after dtype and layout) and no loop remains.
 
-// CHECK: @fnn_desc_0(dense<[4, 1, 1, 2, 2, 0, 0, 4, 2, 1, 1, 1, 0, 0, 4, 1, 2, 2, 2, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1]>
+// CHECK: @fnn_desc_0(dense<[4, 1, 1, 2, 2, 0, 0, 4, 2, 1, 1, 1, 0, 0, 4, 1, 2, 2, 2, 0, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1]>
 // CHECK-LABEL: func.func @fnn_model_run(
 // CHECK: llvm.call @fnn_conv2d_forward
 // CHECK-NOT: linalg.generic

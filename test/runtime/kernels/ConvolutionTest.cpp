@@ -354,6 +354,39 @@ TEST_F(KernelTest, ConvReadsTheFilterOnEveryCall) {
   expectClose(Y, reference(P, X, F, B, 6, 6));
 }
 
+// With constant_filter (inference) a filter that oneDNN wants in another
+// layout is reordered on the first call only. Both layouts compute right on
+// every call; on NCHW, whose jit convolutions always take blocked weights,
+// a later call computes with the first call's filter, whatever the pointer
+// holds by then (an NHWC filter may be read in place: gemm on AVX2).
+TEST_F(KernelTest, ConvKeepsAConstantFilter) {
+  for (bool Nhwc : {false, true}) {
+    ConvCase P{"", 2,      32,           6,      6,    32,    3,   3,
+               1,  {1, 1}, {1, 1, 1, 1}, {1, 1}, true, false, Nhwc};
+    fnn_conv2d_desc D = basicDesc();
+    D.input = D.output = layoutShape(2, 32, 6, 6, Nhwc);
+    D.filter = layoutShape(32, 32, 3, 3, Nhwc);
+    D.layout = Nhwc ? FNN_NHWC : FNN_NCHW;
+    D.has_bias = 1;
+    D.constant_filter = 1;
+    KernelPtr K(fnn_conv2d_create(Device, &D));
+    ASSERT_NE(K, nullptr) << fnn_last_error();
+    std::vector<float> X = randomData(numElements(D.input), 1),
+                       F = randomData(numElements(D.filter), 2),
+                       B = randomData(32, 3), Y(numElements(D.output));
+    std::vector<float> XIn = Nhwc ? nchwToNhwc(X, 2, 32, 6, 6) : X;
+    std::vector<float> FIn = Nhwc ? nchwToNhwc(F, 32, 32, 3, 3) : F;
+    std::vector<double> Ref = reference(P, X, F, B, 6, 6);
+    for (int Call = 0; Call < 2; ++Call) {
+      fnn_conv2d_forward(K.get(), XIn.data(), FIn.data(), B.data(), Y.data());
+      expectClose(Nhwc ? nhwcToNchw(Y, 2, 32, 6, 6) : Y, Ref);
+      if (!Nhwc)
+        for (float &V : FIn)
+          V = 0.5f - V;
+    }
+  }
+}
+
 TEST_F(KernelTest, ConvRejectsIntegerDtype) {
   fnn_conv2d_desc D = basicDesc();
   D.dtype = FNN_I32;

@@ -2,6 +2,7 @@
 
 #include "KernelTestUtil.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace fastnn::test;
@@ -71,6 +72,18 @@ TEST_P(MatmulTest, MatchesReference) {
   fnn_matmul_forward(Kernel.get(), A.data(), B.data(),
                      P.Bias ? Bias.data() : nullptr, Y.data());
   expectClose(Y, Ref);
+
+  // With constant_b, b in the layout oneDNN prefers, prepared on the
+  // first call and reused by the second.
+  D.constant_b = 1;
+  KernelPtr Constant(fnn_matmul_create(Device, &D));
+  ASSERT_NE(Constant, nullptr) << fnn_last_error();
+  for (int Call = 0; Call < 2; ++Call) {
+    std::fill(Y.begin(), Y.end(), -7.f);
+    fnn_matmul_forward(Constant.get(), A.data(), B.data(),
+                       P.Bias ? Bias.data() : nullptr, Y.data());
+    expectClose(Y, Ref);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -439,6 +439,42 @@ def FastNNSinkLoop : Pass<"fastnn-sink-loop", "mlir::ModuleOp"> {
   ];
 }
 
+def FastNNFoldBatchNorm : Pass<"fastnn-fold-batch-norm", "mlir::ModuleOp"> {
+  let summary = "Fold inference batch norm into the preceding convolution's "
+                "filter and bias";
+  let description = [{
+    For inference models only (`fastnnc --mode=infer`): training normalises
+    with the batch's statistics and updates the running ones, so the
+    training and evaluation steps keep their `batch_norm`. A `batch_norm`
+    whose input is a `conv2d` read by it alone, of the same layout, whose
+    filter, bias (if any), scale, shift, mean and variance are parameter
+    reads or constants, all float32, becomes that convolution with
+    `a = scale / sqrt(variance + epsilon)` folded in: the filter times `a`
+    along O (its first dimension in OIHW and OHWI), the bias
+    `(bias - mean) * a + shift` (`shift - mean * a` without one). The new
+    ops read parameters only, so an inference step computes them on its
+    first run (`fastnn-lower-to-runtime`), and the convolution then takes a
+    following relu as its post-op. This is ONNX Runtime's and TensorRT's
+    Conv+BatchNormalization fusion; other batch norms are left as they are.
+
+    Before:
+    ```mlir
+    %c = fastnn.conv2d %x, %w : ... -> tensor<8x16x32x32xf32>
+    %y = fastnn.batch_norm %c, %s, %t, %m, %v {epsilon = 1.0e-3 : f64} : ...
+    ```
+    After:
+    ```mlir
+    %e = fastnn.constant dense<1.0e-3> : tensor<f32>
+    %a = fastnn.div %s, (fastnn.sqrt (fastnn.add %v, %e))
+    %ac = fastnn.reshape %a : tensor<16xf32> -> tensor<16x1x1x1xf32>
+    %wf = fastnn.mul %w, %ac
+    %bf = fastnn.sub %t, (fastnn.mul %m, %a)
+    %y = fastnn.conv2d %x, %wf, %bf : ... -> tensor<8x16x32x32xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+}
+
 def FastNNLayout : Pass<"fastnn-layout", "mlir::ModuleOp"> {
   let summary = "Give convolutions, pooling and batch norm the target's "
                 "layout and fold the transposes away";

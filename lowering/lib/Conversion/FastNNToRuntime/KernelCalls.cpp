@@ -160,6 +160,11 @@ void RunEmitter::callForward(Location loc, StringRef forwardName,
   LLVM::CallOp::create(b, loc, forward, args);
 }
 
+bool RunEmitter::isSameOnEveryRun(Value value) const {
+  Operation *producer = layout.root(value).getDefiningOp();
+  return constantState && producer && isWrittenAtInit(producer);
+}
+
 LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
   if (exceedsMaxRank(op))
     return op->emitOpError("has a tensor of rank above ")
@@ -180,6 +185,7 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         llvm::append_range(words, conv.getStrides());
         llvm::append_range(words, conv.getPads());
         llvm::append_range(words, conv.getDilations());
+        words.push_back(isSameOnEveryRun(conv.getFilter()));
         int64_t k = createKernel(loc, "fnn_conv2d_create", words);
         Value bias = conv.getBias() ? p(conv.getBias()) : nullPointer(loc);
         callForward(loc, "fnn_conv2d_forward", k,
@@ -251,7 +257,8 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         appendShape(words, matmul.getResult());
         llvm::append_values(
             words, dtypeOf(matmul.getResult()), int64_t(matmul.getTransposeA()),
-            int64_t(matmul.getTransposeB()), int64_t(bias != nullptr), postOp);
+            int64_t(matmul.getTransposeB()), int64_t(bias != nullptr), postOp,
+            int64_t(isSameOnEveryRun(matmul.getB())));
         int64_t k = createKernel(loc, "fnn_matmul_create", words);
         callForward(loc, "fnn_matmul_forward", k,
                     {p(matmul.getA()), p(matmul.getB()),

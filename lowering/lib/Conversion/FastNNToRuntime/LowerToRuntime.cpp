@@ -13,6 +13,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Path.h"
 
 namespace fastnn {
@@ -28,10 +29,11 @@ namespace fastnn::lowering {
 RunEmitter::RunEmitter(ModuleOp module, const ArenaLayout &layout,
                        OpBuilder &initBuilder, OpBuilder &runBuilder,
                        Value device, Value initArena, Value runArena,
-                       Block *initFailure)
+                       Block *initFailure, bool constantState)
     : module(module), layout(layout), initBuilder(initBuilder),
       runBuilder(runBuilder), device(device), initArena(initArena),
-      runArena(runArena), initFailure(initFailure) {
+      runArena(runArena), initFailure(initFailure),
+      constantState(constantState) {
   arenaMemRef =
       arenaAsMemRef(runBuilder, module.getLoc(), runArena, layout.totalBytes);
 }
@@ -172,7 +174,16 @@ void RunEmitter::traceEnd(Location loc) {
       ValueRange{});
 }
 
-bool isWrittenAtInit(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
+bool isWrittenAtInit(Operation *op) {
+  if (isa<ParamOp, ConstantOp>(op))
+    return true;
+  // A result that only other first-run ops read is a temporary of the
+  // first run.
+  return op->hasAttr(kComputedOnceAttr) &&
+         llvm::any_of(op->getUsers(), [](Operation *user) {
+           return !user->hasAttr(kComputedOnceAttr);
+         });
+}
 
 LogicalResult RunEmitter::lower(Operation *op) {
   for (Operation *collective : layout.awaitedBefore.lookup(op))
@@ -182,6 +193,8 @@ LogicalResult RunEmitter::lower(Operation *op) {
   // Computed inside its user's loop nest.
   if (layout.inlinedInto.count(op))
     return success();
+  if (op->hasAttr(kComputedOnceAttr))
+    return lowerOnFirstRun(op);
   // Written once at init; a terminator (the return, a sunk loop's yield)
   // only ends the step.
   if (isWrittenAtInit(op) || op->hasTrait<OpTrait::IsTerminator>())
@@ -201,7 +214,85 @@ LogicalResult RunEmitter::lower(Operation *op) {
   return lowered;
 }
 
+LogicalResult RunEmitter::lowerOnFirstRun(Operation *op) {
+  if (!firstRunBlock) {
+    // if (!fnn_first_run_done) { fnn_first_run_done = 1; ... }, the flag
+    // cleared by fnn_model_init (a released model may be initialised
+    // again, on another arena).
+    MLIRContext *context = module.getContext();
+    Location loc = op->getLoc();
+    auto i8 = IntegerType::get(context, 8);
+    OpBuilder globals(module.getBodyRegion());
+    globals.setInsertionPointToStart(module.getBody());
+    auto flag = LLVM::GlobalOp::create(
+        globals, loc, i8, /*isConstant=*/false, LLVM::Linkage::Internal,
+        "fnn_first_run_done", globals.getI8IntegerAttr(0));
+    auto store = [&](OpBuilder &b, int64_t value) {
+      LLVM::StoreOp::create(b, loc, LLVM::ConstantOp::create(b, loc, i8, value),
+                            LLVM::AddressOfOp::create(b, loc, flag));
+    };
+    store(initBuilder, 0);
+    Value done = LLVM::LoadOp::create(
+        runBuilder, loc, i8, LLVM::AddressOfOp::create(runBuilder, loc, flag));
+    Value first =
+        LLVM::ICmpOp::create(runBuilder, loc, LLVM::ICmpPredicate::eq, done,
+                             LLVM::ConstantOp::create(runBuilder, loc, i8, 0));
+    auto branch = scf::IfOp::create(runBuilder, loc, first);
+    firstRunBlock = branch.thenBlock();
+    OpBuilder::InsertionGuard guard(runBuilder);
+    runBuilder.setInsertionPoint(firstRunBlock->getTerminator());
+    store(runBuilder, 1);
+  }
+  OpBuilder::InsertionGuard guard(runBuilder);
+  runBuilder.setInsertionPoint(firstRunBlock->getTerminator());
+  traceBegin(op);
+  int64_t firstKernel = kernelCount;
+  LogicalResult lowered =
+      op->hasTrait<OpTrait::fastnn::RunsAsKernel>() && !reducesInLoops(op)
+          ? lowerKernelOp(op)
+          : lowerLoopOp(op);
+  if (kernelCount > firstKernel)
+    kernelOf[op] = firstKernel;
+  traceEnd(op->getLoc());
+  return lowered;
+}
+
 namespace {
+
+/// In an inference step, marks the ops computed from parameters and
+/// constants alone with kComputedOnceAttr, and moves them, after the
+/// parameter reads and constants, to the start of the step in their order:
+/// where the first run computes them, so that the arena plan sees their
+/// temporaries live there.
+void markComputedOnce(Block &body) {
+  Builder b(body.getParentOp()->getContext());
+  SmallVector<Operation *> state, once;
+  auto isState = [](Operation *op) {
+    return op &&
+           (isa<ParamOp, ConstantOp>(op) || op->hasAttr(kComputedOnceAttr));
+  };
+  for (Operation &op : body) {
+    if (isa<ParamOp, ConstantOp>(op)) {
+      state.push_back(&op);
+      continue;
+    }
+    if (op.getNumOperands() == 0 || op.getNumRegions() != 0 ||
+        !isMemoryEffectFree(&op) || op.hasTrait<OpTrait::IsTerminator>() ||
+        !llvm::all_of(op.getOperands(), [&](Value operand) {
+          return isState(operand.getDefiningOp());
+        }))
+      continue;
+    op.setAttr(kComputedOnceAttr, b.getUnitAttr());
+    once.push_back(&op);
+  }
+  Operation *rest = &body.front();
+  for (Operation *op : llvm::concat<Operation *>(state, once)) {
+    if (op == rest)
+      rest = rest->getNextNode();
+    else
+      op->moveBefore(rest);
+  }
+}
 
 /// Initial values of parameters and constants, as constant globals copied
 /// into the arena by fnn_model_init. Resource blobs are shared, not copied.
@@ -246,6 +337,17 @@ DictionaryAttr externalWeight(ParamOp read, ParameterOp parameter) {
        b.getNamedAttr("value", parameter.getInitialValue())});
 }
 
+/// Whether any op of `step` writes memory (a state update, an optimizer
+/// step, a collective).
+bool writesMemory(func::FuncOp step) {
+  return step
+      .walk([](Operation *op) {
+        return hasEffect<MemoryEffects::Write>(op) ? WalkResult::interrupt()
+                                                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 struct LowerToRuntimePass
     : public ::fastnn::impl::FastNNLowerToRuntimeBase<LowerToRuntimePass> {
   using FastNNLowerToRuntimeBase::FastNNLowerToRuntimeBase;
@@ -270,6 +372,13 @@ struct LowerToRuntimePass
     Location loc = forward.getLoc();
     auto ptrType = LLVM::LLVMPointerType::get(context);
     auto i64 = IntegerType::get(context, 64);
+    // An inference step: its state is what init (or the driver, before
+    // the first run) wrote, on every run, so what it computes from the
+    // state alone the first run computes. An evaluation step's state is
+    // copied in by the trainer before each evaluation.
+    bool constantState = initializeState && !writesMemory(forward);
+    if (constantState)
+      markComputedOnce(stepBlock(forward));
     FailureOr<ArenaLayout> planned = lowering::planArena(forward);
     if (failed(planned))
       return failure();
@@ -362,7 +471,8 @@ struct LowerToRuntimePass
     }
 
     RunEmitter emitter(module, layout, initBuilder, runBuilder, device,
-                       initArena, runEntry->getArgument(0), initFailure);
+                       initArena, runEntry->getArgument(0), initFailure,
+                       constantState);
     if (LoopOp loop = sunkLoop(forward)) {
       // A sunk step runs N times per call, in one loop over the same plan.
       auto count = [&](int64_t n) {

@@ -106,10 +106,18 @@ int64_t dtypeOf(mlir::Value value);
 /// The fnn_layout word of a layout attribute's value.
 int64_t layoutWord(mlir::fastnn::Layout layout);
 
-/// Parameter reads and constants: fnn_model_init copies their initial
-/// values into their buffers (LowerToRuntime.cpp), which live for the whole
-/// run; a step computes nothing for them.
+/// Ops whose buffers live for the whole run and hold the same value on
+/// every run: parameter reads and constants, whose initial values
+/// fnn_model_init copies in (LowerToRuntime.cpp), and in an inference step
+/// the ops computed from those alone (kComputedOnceAttr) that other ops
+/// read; the first run computes them (those only first-run ops read are
+/// its temporaries).
 bool isWrittenAtInit(mlir::Operation *op);
+
+/// On an op of an inference step computed from parameters and constants
+/// alone (a filter's layout transpose, batch norm folded into a filter):
+/// the first run computes it, later runs reuse its buffer.
+constexpr llvm::StringLiteral kComputedOnceAttr = "fastnn.computed_once";
 
 /// The arena at `arena` (an !llvm.ptr of `totalBytes` bytes) as a memref of
 /// i8, so that linalg code can take views of it.
@@ -150,10 +158,12 @@ int64_t tensorBytes(mlir::RankedTensorType type);
 /// Emits code into the run function. One instance per lowering.
 class RunEmitter {
 public:
+  /// `constantState`: the step never changes the state fnn_model_init
+  /// writes, and nothing else does between its runs (an inference model).
   RunEmitter(mlir::ModuleOp module, const ArenaLayout &layout,
              mlir::OpBuilder &initBuilder, mlir::OpBuilder &runBuilder,
              mlir::Value device, mlir::Value initArena, mlir::Value runArena,
-             mlir::Block *initFailure);
+             mlir::Block *initFailure, bool constantState);
 
   /// Lowers one op of the forward function inside a trace span; ops that
   /// are pure aliases emit nothing.
@@ -184,6 +194,12 @@ private:
   mlir::Value pointerIfUsed(mlir::Location loc, mlir::Value value);
   void callForward(mlir::Location loc, llvm::StringRef forwardName,
                    int64_t kernel, llvm::ArrayRef<mlir::Value> pointers);
+  /// Whether `value` is the same on every run (isWrittenAtInit): the
+  /// kernel reading it may keep its own copy.
+  bool isSameOnEveryRun(mlir::Value value) const;
+  /// Lowers a kComputedOnceAttr op into the block the first run alone
+  /// runs.
+  mlir::LogicalResult lowerOnFirstRun(mlir::Operation *op);
 
   // Loops (LoopCodegen.cpp).
   mlir::LogicalResult lowerLoopOp(mlir::Operation *op);
@@ -220,6 +236,10 @@ private:
   mlir::OpBuilder &initBuilder, &runBuilder;
   mlir::Value device, initArena, runArena;
   mlir::Block *initFailure;
+  bool constantState;
+  /// The then-block of the first run's `scf.if`, made with the first
+  /// kComputedOnceAttr op.
+  mlir::Block *firstRunBlock = nullptr;
   mlir::Value arenaMemRef;
   mlir::LLVM::GlobalOp kernelTable;
   int64_t kernelCount = 0;

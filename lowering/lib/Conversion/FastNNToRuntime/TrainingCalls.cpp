@@ -28,6 +28,7 @@ LogicalResult RunEmitter::lowerTrainingKernelOp(Operation *op) {
         llvm::append_range(words, conv.getStrides());
         llvm::append_range(words, conv.getPads());
         llvm::append_range(words, conv.getDilations());
+        words.push_back(/*constant_filter=*/0);
         int64_t k = createKernel(loc, "fnn_conv2d_backward_create", words);
         callForward(loc, "fnn_conv2d_backward", k,
                     {p(conv.getInput()), p(conv.getFilter()),

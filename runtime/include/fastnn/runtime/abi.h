@@ -226,11 +226,15 @@ void fnn_kernel_destroy(fnn_kernel *kernel);
 
 /* 2-D convolution; filter is OIHW for NCHW and OHWI for NHWC, with
  * I = C / groups; bias (optional) has O elements. pads: top, left, bottom,
- * right. */
+ * right. constant_filter non-zero promises that every call passes the same
+ * filter pointer with the same contents (an inference model's weights,
+ * which its driver loads before the first run): the kernel may then read
+ * the filter on the first call only and keep it in its own layout. */
 typedef struct fnn_conv2d_desc {
   fnn_shape input, filter, output;
   int64_t dtype, layout, has_bias, post_op, groups;
   int64_t strides[2], pads[4], dilations[2];
+  int64_t constant_filter;
 } fnn_conv2d_desc;
 fnn_kernel *fnn_conv2d_create(fnn_device *device, const fnn_conv2d_desc *desc);
 void fnn_conv2d_forward(fnn_kernel *kernel, const void *input,
@@ -274,10 +278,12 @@ void fnn_lrn_forward(fnn_kernel *kernel, const void *input, void *output);
 
 /* Matrix product over the last two dimensions; leading dimensions of a and
  * b broadcast to the output's. bias (optional) has the output's last
- * dimension and is added to every row. */
+ * dimension and is added to every row. constant_b: as conv2d's
+ * constant_filter, for b (a fully connected layer's weights). */
 typedef struct fnn_matmul_desc {
   fnn_shape a, b, output;
   int64_t dtype, transpose_a, transpose_b, has_bias, post_op;
+  int64_t constant_b;
 } fnn_matmul_desc;
 fnn_kernel *fnn_matmul_create(fnn_device *device, const fnn_matmul_desc *desc);
 void fnn_matmul_forward(fnn_kernel *kernel, const void *a, const void *b,
@@ -318,7 +324,8 @@ void fnn_reduce_forward(fnn_kernel *kernel, const void *input, void *output);
 /* Gradients of a convolution; any output pointer may be NULL when that
  * gradient is not needed. grad_bias sums grad_output over N, H, W. The
  * desc's post_op must be FNN_POST_NONE (the compiler applies the relu
- * gradient itself). */
+ * gradient itself); its constant_filter is ignored (training updates the
+ * filter). */
 fnn_kernel *fnn_conv2d_backward_create(fnn_device *device,
                                        const fnn_conv2d_desc *desc);
 void fnn_conv2d_backward(fnn_kernel *kernel, const void *input,

@@ -1,0 +1,67 @@
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime="initialize-state=false" -split-input-file | FileCheck %s --check-prefix=EVAL
+
+// An inference step: what it computes from parameters alone (a folded
+// filter and its layout transpose) runs on the first run only, behind a
+// flag fnn_model_init clears, and the convolution reading the result keeps
+// its own copy of the filter (constant_filter, the descriptor's last word).
+// The mul's result only the transpose reads: a temporary of the first run.
+
+// CHECK: llvm.mlir.global internal constant @fnn_desc_0(dense<[{{([0-9]+, )+}}1]> : tensor<35xi64>)
+// CHECK: llvm.mlir.global internal @fnn_first_run_done(0 : i8)
+// CHECK-LABEL: func.func @fnn_model_init(
+// CHECK: %[[ZERO:.*]] = llvm.mlir.constant(0 : i8) : i8
+// CHECK-NEXT: %[[FLAG:.*]] = llvm.mlir.addressof @fnn_first_run_done
+// CHECK-NEXT: llvm.store %[[ZERO]], %[[FLAG]]
+// CHECK: llvm.call @fnn_conv2d_create
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: %[[DONE:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i8
+// CHECK: %[[FIRST:.*]] = llvm.icmp "eq" %[[DONE]]
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: llvm.store
+// CHECK: linalg.generic
+// CHECK: arith.mulf
+// CHECK: linalg.transpose
+// CHECK: }
+// CHECK-NOT: linalg
+// CHECK: llvm.call @fnn_conv2d_forward
+// CHECK-NOT: linalg
+// CHECK: return
+
+// The evaluation step's parameters are copied in before each evaluation:
+// computed on every run, read by the kernel on every call.
+
+// EVAL: llvm.mlir.global internal constant @fnn_desc_0(dense<[{{([0-9]+, )+}}0]> : tensor<35xi64>)
+// EVAL-NOT: fnn_first_run_done
+// EVAL-NOT: scf.if
+fastnn.parameter @w trainable = dense<0.5> : tensor<4x3x3x3xf32>
+fastnn.parameter @s trainable = dense<2.0> : tensor<4xf32>
+func.func @forward(%x: tensor<1x8x8x3xf32> {fastnn.name = "images"}) -> (tensor<1x6x6x4xf32> {fastnn.name = "y"}) {
+  %w = fastnn.param @w : tensor<4x3x3x3xf32>
+  %s = fastnn.param @s : tensor<4xf32>
+  %r = fastnn.reshape %s : tensor<4xf32> -> tensor<4x1x1x1xf32>
+  %ws = fastnn.mul %w, %r : (tensor<4x3x3x3xf32>, tensor<4x1x1x1xf32>) -> tensor<4x3x3x3xf32>
+  %t = fastnn.transpose %ws {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x3x3x3xf32> -> tensor<4x3x3x3xf32>
+  %c = fastnn.conv2d %x, %t {layout = #fastnn.layout<nhwc>} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x6x4xf32>
+  return %c : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+// A step that writes state (a running statistic here) is no inference step:
+// nothing is computed once.
+
+// CHECK-LABEL: module
+// CHECK: @fnn_desc_0(dense<[{{([0-9]+, )+}}0]> : tensor<35xi64>)
+// CHECK-NOT: fnn_first_run_done
+// CHECK-NOT: scf.if
+fastnn.parameter @w trainable = dense<0.5> : tensor<4x3x3x3xf32>
+fastnn.parameter @m statistic = dense<0.0> : tensor<4x3x3x3xf32>
+func.func @forward(%x: tensor<1x8x8x3xf32> {fastnn.name = "images"}) -> (tensor<1x6x6x4xf32> {fastnn.name = "y"}) {
+  %w = fastnn.param @w : tensor<4x3x3x3xf32>
+  %m = fastnn.param @m : tensor<4x3x3x3xf32>
+  %t = fastnn.transpose %w {permutation = array<i64: 0, 2, 3, 1>} : tensor<4x3x3x3xf32> -> tensor<4x3x3x3xf32>
+  %c = fastnn.conv2d %x, %t {layout = #fastnn.layout<nhwc>} : (tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x6x6x4xf32>
+  fastnn.update_state %t into %m : tensor<4x3x3x3xf32>
+  return %c : tensor<1x6x6x4xf32>
+}
