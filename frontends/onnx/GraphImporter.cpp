@@ -11,6 +11,8 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/Path.h"
 
+#include "google/protobuf/unknown_field_set.h"
+
 #include <charconv>
 #include <cstdlib>
 
@@ -503,6 +505,25 @@ LogicalResult GraphImporter::checkOutputShapes(ArrayRef<Value> results) {
   return success();
 }
 
+/// Whether PyTorch's default exporter (its onnxscript optimizer) folded a
+/// batch norm into this node, which it does in train mode too and records
+/// in the node's metadata_props. That field (9) is newer than the linked
+/// libonnx 1.12, so it is read from the unknown fields.
+static bool foldsBatchNorm(const onnx::NodeProto &node) {
+  const auto &unknown = node.unknown_fields();
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto &field = unknown.field(i);
+    onnx::StringStringEntryProto entry;
+    if (field.number() == 9 &&
+        field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        entry.ParseFromString(field.length_delimited()) &&
+        entry.key() == "pkg.onnxscript.rewriter.rule_name" &&
+        llvm::StringRef(entry.value()).contains("FuseBatchNormIntoConv"))
+      return true;
+  }
+  return false;
+}
+
 OwningOpRef<ModuleOp> GraphImporter::run() {
   const onnx::GraphProto &graph = model.graph();
   module = ModuleOp::create(fileLoc());
@@ -545,6 +566,14 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     emitWarning(fileLoc()) << untiedParameters - 1
                            << " more Identity nodes copy parameters; each "
                               "copy is imported as a separate parameter too";
+  int64_t folded = llvm::count_if(graph.node(), foldsBatchNorm);
+  if (folded > 0)
+    emitWarning(fileLoc())
+        << folded
+        << " convolutions have batch norm folded in by the exporter "
+           "(FuseBatchNormIntoConv); train.bin trains them without batch "
+           "normalization: export with torch.onnx.export(..., optimize=False) "
+           "or dynamo=False to keep it";
 
   SmallVector<Value> results;
   for (const auto &output : graph.output()) {

@@ -10,7 +10,10 @@
 
 #include "fastnn/Dialect/FastNN/IR/FastNNOps.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -24,6 +27,102 @@ template <typename OpT> LogicalResult importUnary(NodeImporter &n) {
   if (failed(x))
     return failure();
   return defineResult(n, n.create<OpT>(*x));
+}
+
+/// An element of a constant as a double (comparisons of shape values).
+double elementValue(Attribute element) {
+  if (auto f = dyn_cast<FloatAttr>(element))
+    return f.getValueAsDouble();
+  return static_cast<double>(cast<IntegerAttr>(element).getInt());
+}
+
+/// Comparisons, logic and Where of constants (exporters' shape arithmetic:
+/// the legacy PyTorch exporter expands a class token to Where(Equal(shape,
+/// -1), ...)) fold at import, element by element with numpy broadcasting:
+/// `evaluate` maps the operands' elements to the result's. Of other
+/// operands, the op.
+template <typename OpT, typename Evaluate>
+LogicalResult importFoldable(NodeImporter &n, Evaluate evaluate) {
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < n.numInputs(); ++i) {
+    FailureOr<Value> v = n.input(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  FailureOr<Value> result = n.create<OpT>(inputs);
+  if (failed(result) || matchPattern(*result, m_Constant()))
+    return defineResult(n, result);
+  SmallVector<DenseElementsAttr> constants;
+  for (Value input : inputs) {
+    DenseElementsAttr constant;
+    if (!matchPattern(input, m_Constant(&constant)))
+      return defineResult(n, result);
+    constants.push_back(constant);
+  }
+  auto type = cast<RankedTensorType>(result->getType());
+  SmallVector<SmallVector<Attribute>> values;
+  for (DenseElementsAttr constant : constants)
+    values.emplace_back(constant.getValues<Attribute>());
+  SmallVector<Attribute> elements;
+  SmallVector<Attribute> operands(inputs.size());
+  for (int64_t i = 0; i < type.getNumElements(); ++i) {
+    for (auto [k, constant] : llvm::enumerate(constants)) {
+      ArrayRef<int64_t> shape = constant.getType().getShape();
+      int64_t offset = type.getRank() - static_cast<int64_t>(shape.size());
+      int64_t rest = i, index = 0, stride = 1;
+      for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+        int64_t position = rest % type.getDimSize(d);
+        rest /= type.getDimSize(d);
+        if (d < offset)
+          continue;
+        int64_t size = shape[d - offset];
+        index += (size == 1 ? 0 : position) * stride;
+        stride *= size;
+      }
+      operands[k] = values[k][index];
+    }
+    elements.push_back(evaluate(ArrayRef<Attribute>(operands)));
+  }
+  result->getDefiningOp()->erase();
+  n.setOutput(0, ConstantOp::create(n.builder(), n.getLoc(),
+                                    DenseElementsAttr::get(type, elements)));
+  return success();
+}
+
+template <typename OpT, typename Predicate>
+LogicalResult importComparison(NodeImporter &n, Predicate predicate) {
+  Builder b(n.context());
+  return importFoldable<OpT>(n, [&](ArrayRef<Attribute> operands) {
+    return b.getBoolAttr(
+        predicate(elementValue(operands[0]), elementValue(operands[1])));
+  });
+}
+
+LogicalResult importEqual(NodeImporter &n) {
+  return importComparison<EqualOp>(n, std::equal_to<double>());
+}
+LogicalResult importLess(NodeImporter &n) {
+  return importComparison<LessOp>(n, std::less<double>());
+}
+LogicalResult importGreater(NodeImporter &n) {
+  return importComparison<GreaterOp>(n, std::greater<double>());
+}
+LogicalResult importAnd(NodeImporter &n) {
+  return importComparison<AndOp>(
+      n, [](double a, double b) { return a != 0 && b != 0; });
+}
+LogicalResult importNot(NodeImporter &n) {
+  Builder b(n.context());
+  return importFoldable<NotOp>(n, [&](ArrayRef<Attribute> operands) {
+    return b.getBoolAttr(elementValue(operands[0]) == 0);
+  });
+}
+
+LogicalResult importWhere(NodeImporter &n) {
+  return importFoldable<SelectOp>(n, [](ArrayRef<Attribute> operands) {
+    return elementValue(operands[0]) != 0 ? operands[1] : operands[2];
+  });
 }
 
 template <typename OpT> LogicalResult importBinary(NodeImporter &n) {
@@ -140,15 +239,6 @@ LogicalResult importHardSwish(NodeImporter &n) {
   if (failed(gate))
     return failure();
   return defineResult(n, n.create<MulOp>(ValueRange{*x, *gate}));
-}
-
-LogicalResult importWhere(NodeImporter &n) {
-  FailureOr<Value> condition = n.input(0), onTrue = n.input(1),
-                   onFalse = n.input(2);
-  if (failed(condition) || failed(onTrue) || failed(onFalse))
-    return failure();
-  return defineResult(
-      n, n.create<SelectOp>(ValueRange{*condition, *onTrue, *onFalse}));
 }
 
 LogicalResult importMod(NodeImporter &n) {
@@ -337,14 +427,32 @@ LogicalResult importCast(NodeImporter &n) {
       n, n.create<CastOp>(*x, {namedAttr(n, "to", TypeAttr::get(to))}));
 }
 
+/// Cast to the element type of input 1, whose values are not read (PyTorch's
+/// default exporter writes it, unoptimised, for scalars).
+LogicalResult importCastLike(NodeImporter &n) {
+  FailureOr<Value> x = n.input(0);
+  FailureOr<RankedTensorType> like = n.inputType(1);
+  if (failed(x) || failed(like))
+    return failure();
+  if (n.version() >= 19)
+    (void)n.intAttr("saturate", 1);
+  if (n.version() >= 24)
+    (void)n.stringAttr("round_mode", "up");
+  return defineResult(
+      n, n.create<CastOp>(
+             *x, {namedAttr(n, "to", TypeAttr::get(like->getElementType()))}));
+}
+
 } // namespace
 
 std::vector<OpRecord> elementwiseOpRecords() {
   return {
       {"Abs", importUnary<AbsOp>, {13}},
       {"Add", importBinary<AddOp>, {13, 14}},
-      {"And", importBinary<AndOp>, {7}},
+      {"And", importAnd, {7}},
       {"Cast", importCast, {13, 19, 21, 23, 24, 25, 28}},
+      // Input 1 is read for its type only: an initializer there is no weight.
+      {"CastLike", importCastLike, {15, 19, 21, 23, 24, 25}, {1}},
       {"Ceil", importUnary<CeilOp>, {13}},
       // The bounds are attributes in disguise.
       {"Clip", importClip, {13}, {1, 2}},
@@ -353,16 +461,16 @@ std::vector<OpRecord> elementwiseOpRecords() {
       // The ratio and training_mode decide how the node is compiled.
       {"Dropout", importDropout, {13, 22}, {1, 2}},
       {"Elu", importElu, {6, 22}},
-      {"Equal", importBinary<EqualOp>, {13, 19}},
+      {"Equal", importEqual, {13, 19}},
       {"Erf", importUnary<ErfOp>, {13}},
       {"Exp", importUnary<ExpOp>, {13}},
       {"Floor", importUnary<FloorOp>, {13}},
       {"Gelu", importGelu, {20}},
-      {"Greater", importBinary<GreaterOp>, {13}},
+      {"Greater", importGreater, {13}},
       {"HardSigmoid", importHardSigmoid, {6, 22}},
       {"HardSwish", importHardSwish, {14, 22}},
       {"LeakyRelu", importLeakyRelu, {6, 16}},
-      {"Less", importBinary<LessOp>, {13}},
+      {"Less", importLess, {13}},
       {"Log", importUnary<LogOp>, {13}},
       {"Max", importVariadic<MaxOp>, {13}},
       {"Mean", importVariadic<AddOp, /*Mean=*/true>, {13}},
@@ -371,7 +479,7 @@ std::vector<OpRecord> elementwiseOpRecords() {
       {"Mod", importMod, {13, 28}},
       {"Mul", importBinary<MulOp>, {13, 14}},
       {"Neg", importUnary<NegOp>, {13}},
-      {"Not", importUnary<NotOp>, {1}},
+      {"Not", importNot, {1}},
       {"PRelu", importPRelu, {9, 16}},
       {"Pow", importPow, {13, 15}},
       {"Reciprocal", importUnary<ReciprocalOp>, {13}},

@@ -19,6 +19,22 @@ using namespace mlir::fastnn;
 namespace fastnn::onnx_import {
 namespace {
 
+struct Normalized;
+FailureOr<Normalized> normalize(NodeImporter &n, Value x,
+                                ArrayRef<int64_t> axes, double epsilon,
+                                Type computeType);
+FailureOr<Value> scaleAndShift(NodeImporter &n, Value value, size_t scaleInput,
+                               size_t biasInput, ArrayRef<int64_t> shape);
+
+/// A batch norm whose mean and variance are computed by the graph, not
+/// running statistics: weight standardization (timm's ScaledStdConv2d, as
+/// both PyTorch exporters write F.batch_norm of a weight), from ops with
+/// gradients. In training mode the node normalises with x's own statistics
+/// over every axis but 1; otherwise with the given ones.
+LogicalResult importComputedStatistics(NodeImporter &n,
+                                       ArrayRef<Value> operands,
+                                       bool trainingMode, double epsilon);
+
 LogicalResult importBatchNormalization(NodeImporter &n) {
   SmallVector<Value> operands;
   for (size_t i = 0; i < 5; ++i) {
@@ -42,7 +58,16 @@ LogicalResult importBatchNormalization(NodeImporter &n) {
   // training exports do, updating them is the trainer's business and the
   // node is an ordinary batch norm (batch statistics in train.bin, running
   // ones in infer.bin).
-  if (trainingMode && (used(1) || used(2))) {
+  bool blendsStatistics = trainingMode && (used(1) || used(2));
+  if (!blendsStatistics && (!operands[3].getDefiningOp<ParamOp>() ||
+                            !operands[4].getDefiningOp<ParamOp>())) {
+    for (size_t i = 3; i < 5; ++i)
+      if (failed(n.requireUnusedOutput(i, "saved batch statistics")))
+        return failure();
+    return importComputedStatistics(n, operands, trainingMode,
+                                    n.floatAttr("epsilon", 1e-5));
+  }
+  if (blendsStatistics) {
     for (size_t i = 3; i < 5; ++i)
       if (failed(n.requireUnusedOutput(i, "saved batch statistics")))
         return failure();
@@ -186,6 +211,49 @@ FailureOr<Value> scaleAndShift(NodeImporter &n, Value value, size_t scaleInput,
       return failure();
   }
   return result;
+}
+
+LogicalResult importComputedStatistics(NodeImporter &n,
+                                       ArrayRef<Value> operands,
+                                       bool trainingMode, double epsilon) {
+  Value x = operands[0];
+  auto type = cast<RankedTensorType>(x.getType());
+  if (type.getRank() < 2)
+    return n.error("expects an input of rank >= 2");
+  // Per-channel values as [C, 1, ...] against x's [N, C, ...].
+  SmallVector<int64_t> channelShape(type.getRank() - 1, 1);
+  channelShape[0] = type.getDimSize(1);
+  if (trainingMode) {
+    SmallVector<int64_t> axes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != 1)
+        axes.push_back(d);
+    FailureOr<Normalized> parts =
+        normalize(n, x, axes, epsilon, type.getElementType());
+    if (failed(parts))
+      return failure();
+    return defineResult(
+        n, scaleAndShift(n, parts->normalized, 1, 2, channelShape));
+  }
+  Type elementType = type.getElementType();
+  FailureOr<Value> centered =
+      n.create<SubOp>(ValueRange{x, n.reshape(operands[3], channelShape)});
+  FailureOr<Value> shifted =
+      n.create<AddOp>(ValueRange{n.reshape(operands[4], channelShape),
+                                 n.scalarConstant(elementType, epsilon)});
+  if (failed(centered) || failed(shifted))
+    return failure();
+  FailureOr<Value> stdDev = n.create<SqrtOp>(*shifted);
+  if (failed(stdDev))
+    return failure();
+  FailureOr<Value> invStdDev = n.create<ReciprocalOp>(*stdDev);
+  if (failed(invStdDev))
+    return failure();
+  FailureOr<Value> normalized =
+      n.create<MulOp>(ValueRange{*centered, *invStdDev});
+  if (failed(normalized))
+    return failure();
+  return defineResult(n, scaleAndShift(n, *normalized, 1, 2, channelShape));
 }
 
 /// The float type of a stash_type attribute (an ONNX element type).
