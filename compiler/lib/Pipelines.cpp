@@ -184,6 +184,12 @@ void buildCUDALoweringPipeline(OpPassManager &pm,
   // output, so longer ones go to the kernel library.
   buildRuntimeLoweringPipeline(pm, options, /*maxLoopReduction=*/1024);
   pm.addPass(createFastNNOutlineGpuKernels());
+  if (options.emulateGpuKernels) {
+    pm.addPass(createFastNNEmulateGpuKernels());
+    buildLowerToLLVMDialectPipeline(pm);
+    pm.addPass(createFastNNVerifyCPULowered());
+    return;
+  }
   buildCUDAKernelPipeline(pm);
   if (options.gpuKernelsAsIR)
     return;

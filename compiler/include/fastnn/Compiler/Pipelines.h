@@ -144,6 +144,13 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
                      "host's gpu.launch_func ops and the kernels' gpu.module "
                      "in NVVM to read (what fastnnc --emit=mlir prints)"),
       llvm::cl::init(false)};
+  Option<bool> emulateGpuKernels{
+      *this, "emulate-gpu-kernels",
+      llvm::cl::desc("CUDA: run the outlined kernels as host loops over "
+                     "their grid (fastnn-emulate-gpu-kernels) and lower the "
+                     "host for the CPU runtime, to test the CUDA lowering on "
+                     "a machine without a GPU"),
+      llvm::cl::init(false)};
   Option<int64_t> allreduceBucketBytes{
       *this, "allreduce-bucket-bytes",
       llvm::cl::desc("Largest allreduce bucket (fastnn-fuse-allreduce)"),
