@@ -43,7 +43,7 @@ MODELS = {
     "mobilenetv3_large_100": ("timm", 64, 0.05, {}),
     "swin_tiny_patch4_window7_224": ("timm", 128, 0.01,
                                      {"img_size": 128, "window_size": 4}),
-    "levit_128": ("timm", 128, 0.01, {"img_size": 128}),
+    "levit_128": ("timm", 128, 0.002, {"img_size": 128}),
     "resnet26d": ("timm", 64, 0.05, {}),
     "mixer_s16_224": ("timm", 64, 0.01, {"img_size": 64}),
     "res2net50_26w_4s": ("timm", 64, 0.05, {}),

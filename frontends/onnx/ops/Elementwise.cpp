@@ -42,7 +42,8 @@ double elementValue(Attribute element) {
 /// `evaluate` maps the operands' elements to the result's. Of other
 /// operands, the op.
 template <typename OpT, typename Evaluate>
-LogicalResult importFoldable(NodeImporter &n, Evaluate evaluate) {
+LogicalResult importFoldable(NodeImporter &n, Evaluate evaluate,
+                             ArrayRef<NamedAttribute> attributes = {}) {
   SmallVector<Value> inputs;
   for (size_t i = 0; i < n.numInputs(); ++i) {
     FailureOr<Value> v = n.input(i);
@@ -50,7 +51,7 @@ LogicalResult importFoldable(NodeImporter &n, Evaluate evaluate) {
       return failure();
     inputs.push_back(*v);
   }
-  FailureOr<Value> result = n.create<OpT>(inputs);
+  FailureOr<Value> result = n.create<OpT>(inputs, attributes);
   if (failed(result) || matchPattern(*result, m_Constant()))
     return defineResult(n, result);
   SmallVector<DenseElementsAttr> constants;
@@ -241,14 +242,31 @@ LogicalResult importHardSwish(NodeImporter &n) {
   return defineResult(n, n.create<MulOp>(ValueRange{*x, *gate}));
 }
 
+/// Of constants (the legacy exporter's window padding arithmetic in Swin)
+/// Mod folds: fmod 0 takes the divisor's sign, fmod 1 the dividend's.
 LogicalResult importMod(NodeImporter &n) {
-  FailureOr<Value> a = n.input(0), b = n.input(1);
-  if (failed(a) || failed(b))
-    return failure();
+  bool fmod = n.intAttr("fmod", 0) != 0;
   SmallVector<NamedAttribute, 1> attributes;
-  if (n.intAttr("fmod", 0) != 0)
+  if (fmod)
     attributes.push_back(namedAttr(n, "fmod", n.builder().getUnitAttr()));
-  return defineResult(n, n.create<ModOp>(ValueRange{*a, *b}, attributes));
+  return importFoldable<ModOp>(
+      n,
+      [&](ArrayRef<Attribute> operands) -> Attribute {
+        if (auto a = dyn_cast<IntegerAttr>(operands[0])) {
+          int64_t x = a.getInt(), y = cast<IntegerAttr>(operands[1]).getInt();
+          int64_t r = y == 0 ? 0 : x % y;
+          if (!fmod && r != 0 && (r < 0) != (y < 0))
+            r += y;
+          return IntegerAttr::get(a.getType(), r);
+        }
+        auto a = cast<FloatAttr>(operands[0]);
+        double x = a.getValueAsDouble(), y = elementValue(operands[1]);
+        double r = std::fmod(x, y);
+        if (!fmod && r != 0 && (r < 0) != (y < 0))
+          r += y;
+        return FloatAttr::get(a.getType(), r);
+      },
+      attributes);
 }
 
 /// The negative part min(x, 0) as -relu(-x), which has a gradient.
