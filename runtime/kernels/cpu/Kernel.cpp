@@ -37,10 +37,31 @@ dnnl::memory::data_type fastnn::cpu::storageType(int64_t DType) {
   }
 }
 
+bool fastnn::cpu::cpuComputesBf16() {
+  // oneDNN 2.6 has bfloat16 primitives only from AVX-512 (avx512_core) on;
+  // asking it for one is the check that follows what the library does.
+  static const bool Supported = [] {
+    using dnnl::memory;
+    try {
+      dnnl::engine Engine(dnnl::engine::kind::cpu, 0);
+      memory::desc Square({2, 2}, memory::data_type::bf16,
+                          memory::format_tag::ab);
+      dnnl::matmul::primitive_desc(dnnl::matmul::desc(Square, Square, Square),
+                                   Engine);
+      return true;
+    } catch (const dnnl::error &) {
+      return false;
+    }
+  }();
+  return Supported;
+}
+
 dnnl::memory::data_type fastnn::cpu::computeType(int64_t DType) {
   dnnl::memory::data_type Type = storageType(DType);
-  return Type == dnnl::memory::data_type::f16 ? dnnl::memory::data_type::f32
-                                              : Type;
+  if (Type == dnnl::memory::data_type::f16 ||
+      (Type == dnnl::memory::data_type::bf16 && !cpuComputesBf16()))
+    return dnnl::memory::data_type::f32;
+  return Type;
 }
 
 dnnl::memory::desc fastnn::cpu::withType(const dnnl::memory::desc &Desc,

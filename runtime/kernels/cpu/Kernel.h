@@ -54,9 +54,12 @@ using runtime::shapeText;
 /// The oneDNN type an ABI dtype (FNN_F32, FNN_BF16, FNN_F16) is stored in;
 /// throws for the other dtypes.
 dnnl::memory::data_type storageType(int64_t DType);
+/// Whether oneDNN has bfloat16 primitives on this CPU (AVX-512 and later).
+bool cpuComputesBf16();
 /// The type a kernel computes in: the storage type, except that oneDNN 2.6
-/// has no float16 arithmetic on CPU, so FNN_F16 operands are converted to
-/// float32 around the primitives (correct, not fast).
+/// has no float16 arithmetic on CPU, and no bfloat16 arithmetic before
+/// AVX-512, so such operands are converted to float32 around the primitives
+/// (correct, not fast).
 dnnl::memory::data_type computeType(int64_t DType);
 /// \p Desc with another element type (same dims and strides or format).
 dnnl::memory::desc withType(const dnnl::memory::desc &Desc,
