@@ -52,6 +52,7 @@ void addForwardPasses(OpPassManager &pm, const PipelineOptions &options,
 void buildRuntimeLoweringPipeline(OpPassManager &pm,
                                   const PipelineOptions &options,
                                   int64_t maxLoopReduction) {
+  pm.addPass(createFastNNKernelTypes());
   // Before the fusion plan, which sees the recomputations like other ops.
   if (options.mode == StepKind::Train && options.memoryBudgetMb > 0) {
     FastNNRematerializeOptions budget;

@@ -187,8 +187,9 @@ def run_test(test_dir, fastnnc, work):
             try:
                 np.testing.assert_allclose(actual, expected, rtol=1e-3, atol=1e-7)
             except AssertionError as e:
-                worst = str(e).strip().splitlines()
-                return f"output {name}: " + " ".join(w.strip() for w in worst[:4])
+                lines = [w.strip() for w in str(e).strip().splitlines()]
+                summary = lines[:3] + [w for w in lines if w.startswith("Max ")]
+                return f"output {name}: " + " ".join(summary)
     return None
 
 

@@ -5,6 +5,38 @@
 
 include "mlir/Pass/PassBase.td"
 
+def FastNNKernelTypes : Pass<"fastnn-kernel-types", "mlir::ModuleOp"> {
+  let summary = "Compute kernel ops in float32 where their kernel has no "
+                "half-precision variant";
+  let description = [{
+    The first pass of the lowering to the runtime ABI. The runtime's
+    convolution, matrix product, pooling and batch-norm kernels take
+    float32, bfloat16 and float16 (the ops with the `LowPrecision` or
+    `FollowsPrecision` trait); the other kernel ops (`RunsAsKernel`:
+    softmax, log-softmax, the reductions, LRN and their gradients) take
+    float32. A model that computes one of them in half precision (an ONNX
+    model exported in float16, a bfloat16 attention) gets its
+    half-precision operands widened before the op, which is exact, and its
+    results rounded back after it: the op computes in float32, as
+    `fastnn-mixed-precision` keeps such ops anyway. Ops that write memory
+    are left as they are. float64 is not narrowed: such an op is refused
+    by its kernel.
+
+    Before:
+    ```mlir
+    %m = fastnn.reduce_max %x {axes = array<i64: 1>, keepdims}
+        : tensor<4x6xf16> -> tensor<4x1xf16>
+    ```
+    After:
+    ```mlir
+    %0 = fastnn.cast %x {to = f32} : tensor<4x6xf16> -> tensor<4x6xf32>
+    %1 = fastnn.reduce_max %0 {axes = array<i64: 1>, keepdims}
+        : tensor<4x6xf32> -> tensor<4x1xf32>
+    %m = fastnn.cast %1 {to = f16} : tensor<4x1xf32> -> tensor<4x1xf16>
+    ```
+  }];
+}
+
 def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
   let summary = "Record the target's fusion and code generation choices on "
                 "the ops";
