@@ -509,7 +509,7 @@ LogicalResult GraphImporter::checkOutputShapes(ArrayRef<Value> results) {
 /// batch norm into this node, which it does in train mode too and records
 /// in the node's metadata_props. That field (9) is newer than the linked
 /// libonnx 1.12, so it is read from the unknown fields.
-static bool foldsBatchNorm(const onnx::NodeProto &node) {
+static bool onnxscriptFoldedBatchNorm(const onnx::NodeProto &node) {
   const auto &unknown = node.unknown_fields();
   for (int i = 0; i < unknown.field_count(); ++i) {
     const auto &field = unknown.field(i);
@@ -522,6 +522,16 @@ static bool foldsBatchNorm(const onnx::NodeProto &node) {
       return true;
   }
   return false;
+}
+
+/// Whether tf2onnx's default graph optimizer folded a batch norm into this
+/// convolution: it leaves no record but the names of the constants it
+/// writes, <node>_weights_fused_bn and <node>_bias_fused_bn.
+static bool tf2onnxFoldedBatchNorm(const onnx::NodeProto &node) {
+  return node.op_type() == "Conv" &&
+         llvm::any_of(node.input(), [](const std::string &name) {
+           return llvm::StringRef(name).ends_with("_fused_bn");
+         });
 }
 
 OwningOpRef<ModuleOp> GraphImporter::run() {
@@ -566,14 +576,20 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
     emitWarning(fileLoc()) << untiedParameters - 1
                            << " more Identity nodes copy parameters; each "
                               "copy is imported as a separate parameter too";
-  int64_t folded = llvm::count_if(graph.node(), foldsBatchNorm);
-  if (folded > 0)
+  if (int64_t folded = llvm::count_if(graph.node(), onnxscriptFoldedBatchNorm))
     emitWarning(fileLoc())
         << folded
         << " convolutions have batch norm folded in by the exporter "
            "(FuseBatchNormIntoConv); train.bin trains them without batch "
            "normalization: export with torch.onnx.export(..., optimize=False) "
            "or dynamo=False to keep it";
+  if (int64_t folded = llvm::count_if(graph.node(), tf2onnxFoldedBatchNorm))
+    emitWarning(fileLoc())
+        << folded
+        << " convolutions have batch norm folded in by tf2onnx's optimizer "
+           "(*_fused_bn constants); train.bin trains them without batch "
+           "normalization: convert with tf2onnx.convert.from_keras(..., "
+           "optimizers={}) to keep it";
 
   SmallVector<Value> results;
   for (const auto &output : graph.output()) {

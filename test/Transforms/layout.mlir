@@ -153,3 +153,28 @@ func.func @every_reduction(%x: tensor<1x4x3x3xf32>) -> (tensor<1x4xf32>, tensor<
   %b = fastnn.reduce_min %t {axes = array<i64: 1, 2>} : tensor<1x3x3x4xf32> -> tensor<1x4xf32>
   return %a, %b : tensor<1x4xf32>, tensor<1x4xf32>
 }
+
+// -----
+
+// An NHWC image input rescaled before tf2onnx's first transpose (a Keras
+// model's Rescaling layer): the loader writes NCHW, so the input becomes
+// NCHW and is read through a transpose back to NHWC, which moves past the
+// scaling and cancels with the model's; the kernels read NHWC again. An
+// input that cannot hold NCHW images (4 channels) stays as declared.
+
+// READS-LABEL: func.func @rescaled_nhwc_input(
+// READS-SAME: %[[X:.*]]: tensor<2x3x8x8xf32>, %[[Y:.*]]: tensor<2x8x8x4xf32>
+// READS: %[[S:.*]] = fastnn.mul %[[X]], %{{.*}} : (tensor<2x3x8x8xf32>, tensor<f32>) -> tensor<2x3x8x8xf32>
+// READS: fastnn.transpose %[[S]] {permutation = array<i64: 0, 2, 3, 1>} : tensor<2x3x8x8xf32> -> tensor<2x8x8x3xf32>
+// READS: fastnn.mul %[[Y]], %{{.*}} : (tensor<2x8x8x4xf32>, tensor<f32>) -> tensor<2x8x8x4xf32>
+fastnn.parameter @w trainable = dense<0.1> : tensor<4x3x3x3xf32>
+func.func @rescaled_nhwc_input(%x: tensor<2x8x8x3xf32>, %y: tensor<2x8x8x4xf32>) -> (tensor<2x4xf32>, tensor<2x8x8x4xf32>) {
+  %w = fastnn.param @w : tensor<4x3x3x3xf32>
+  %k = fastnn.constant dense<2.0> : tensor<f32>
+  %s = fastnn.mul %x, %k : (tensor<2x8x8x3xf32>, tensor<f32>) -> tensor<2x8x8x3xf32>
+  %t = fastnn.transpose %s {permutation = array<i64: 0, 3, 1, 2>} : tensor<2x8x8x3xf32> -> tensor<2x3x8x8xf32>
+  %c = fastnn.conv2d %t, %w : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %m = fastnn.reduce_mean %c {axes = array<i64: 2, 3>} : tensor<2x4x6x6xf32> -> tensor<2x4xf32>
+  %z = fastnn.mul %y, %k : (tensor<2x8x8x4xf32>, tensor<f32>) -> tensor<2x8x8x4xf32>
+  return %m, %z : tensor<2x4xf32>, tensor<2x8x8x4xf32>
+}

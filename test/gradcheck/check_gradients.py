@@ -35,7 +35,6 @@ Cases that expect an error (ops documented as not differentiated) must fail
 to compile with a message that names the ONNX node and says why.
 """
 import argparse
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +46,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 import cases
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "train"))
+from step_runner import compile_runner, run_steps  # noqa: E402
 
 BATCH = 2
 CLASSES = 4
@@ -137,39 +139,20 @@ def images_for(case, values, width):
     return flat.reshape(BATCH, width)
 
 
-def run_steps(runner, tmp, batches, labels, learning_rate, trainables=None):
-    """Runs the step on each batch (all as step 1); returns the losses or
-    raises RuntimeError with the runner's message."""
-    np.save(tmp / "images.npy", np.stack(batches))
-    np.save(tmp / "labels.npy", np.stack([labels] * len(batches)))
-    command = [str(runner), "--images", str(tmp / "images.npy"),
-               "--labels", str(tmp / "labels.npy"),
-               "--learning-rate", str(learning_rate), "--step", "1"]
-    if trainables:
-        command += ["--trainables-out", str(trainables)]
-    ran = subprocess.run(command, capture_output=True, text=True)
-    if ran.returncode != 0:
-        raise RuntimeError(ran.stderr.strip())
-    losses = [float(line.split()[2]) for line in ran.stdout.splitlines()
-              if line.startswith("step ")]
-    assert len(losses) == len(batches), ran.stdout
-    return np.array(losses, np.float64)
-
-
-def compile_case(case, model, tmp, args):
+def compile_case(model, tmp, args):
     """fastnnc and the link; returns (runner or None, fastnnc's stderr)."""
     onnx.save(model, tmp / "model.onnx")
-    compiled = subprocess.run(
-        [args.fastnnc, str(tmp / "model.onnx"), "--mode=train", "--emit=obj",
-         "-o", str(tmp / "step.o"), f"--hparam=batch_size={BATCH}",
-         f"--hparam=num_classes={CLASSES}", "--hparam=optimizer=sgd",
-         "--hparam=weight_decay=0"], capture_output=True, text=True)
-    if compiled.returncode != 0:
-        return None, compiled.stderr
-    runner = tmp / "step-runner"
-    subprocess.run([args.linker, str(tmp / "step.o"), "-o", str(runner)]
-                   + args.link_inputs.split(","), check=True)
-    return runner, compiled.stderr
+    return compile_runner(args.fastnnc, args.linker, args.link_inputs,
+                          tmp / "model.onnx", tmp, BATCH, CLASSES)
+
+
+def losses_at(runner, tmp, batches, labels, learning_rate, trainables=None):
+    """Runs the step on each batch (all as step 1); returns the losses or
+    raises RuntimeError with the runner's message."""
+    losses, _ = run_steps(runner, tmp, np.stack(batches),
+                          np.stack([labels] * len(batches)), learning_rate,
+                          step=1, trainables=trainables)
+    return losses.astype(np.float64)
 
 
 def check_error(case, stderr):
@@ -186,7 +169,7 @@ def check_error(case, stderr):
 def check_gradients(case, runner, width, rng, tmp):
     labels = rng.randint(0, CLASSES, (BATCH,)).astype(np.int64)
     point = images_for(case, case.inputs, width)
-    loss = run_steps(runner, tmp, [point], labels, 1.0, trainables=tmp)[0]
+    loss = losses_at(runner, tmp, [point], labels, 1.0, trainables=tmp)[0]
     atol = ATOL_ULPS * float(np.spacing(np.float32(abs(loss))))
     grads = {name: -np.load(tmp / f"{name}_param.npy").astype(np.float64)
              for name in case.inputs}
@@ -203,7 +186,7 @@ def check_gradients(case, runner, width, rng, tmp):
             step = plus.astype(np.float64) - minus.astype(np.float64)
             predicted.append(float((grads[name] * step).sum()))
             owners.append(name)
-    losses = run_steps(runner, tmp, batches, labels, 0.0)
+    losses = losses_at(runner, tmp, batches, labels, 0.0)
     differences = losses[0::2] - losses[1::2]
 
     # Each input's scale: its largest directional derivative. A direction
@@ -253,7 +236,7 @@ def main():
         model, width = build_model(case, rng)
         with tempfile.TemporaryDirectory(prefix=f"gradcheck-{case.name}-") as tmp:
             tmp = Path(tmp)
-            runner, stderr = compile_case(case, model, tmp, args)
+            runner, stderr = compile_case(model, tmp, args)
             if case.expect_error:
                 ok = runner is None and check_error(case, stderr)
                 if runner is not None:

@@ -29,7 +29,6 @@ another within 1e-4.
 """
 import argparse
 import copy
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -38,6 +37,7 @@ import numpy as np
 import onnx
 import onnx.numpy_helper
 import torch
+from step_runner import compile_runner, run_steps
 
 TOLERANCE = 1e-3
 # Evaluation follows the 20 compared steps; ~3e-6 is observed.
@@ -170,28 +170,15 @@ def main():
                 initializer.CopyFrom(onnx.numpy_helper.from_array(
                     state[initializer.name].numpy(), initializer.name))
         onnx.save(exported, str(tmp / "model.onnx"))
-        subprocess.run([args.fastnnc, str(tmp / "model.onnx"), "--mode=train",
-                        "--emit=obj", "-o", str(tmp / "step.o"),
-                        f"--hparam=batch_size={args.batch_size}",
-                        f"--hparam=num_classes={classes}", "--hparam=optimizer=sgd",
-                        "--hparam=weight_decay=0"], check=True)
-        runner = tmp / "step-runner"
-        subprocess.run([args.linker, str(tmp / "step.o"), "-o", str(runner)]
-                       + args.link_inputs.split(","), check=True)
-        for name, array in [("images", images), ("labels", labels),
-                            ("eval_images", eval_images),
-                            ("eval_labels", eval_labels)]:
-            np.save(tmp / f"{name}.npy", array)
-        ran = subprocess.run([str(runner), "--images", str(tmp / "images.npy"),
-                              "--labels", str(tmp / "labels.npy"),
-                              "--learning-rate", str(args.learning_rate),
-                              "--eval-images", str(tmp / "eval_images.npy"),
-                              "--eval-labels", str(tmp / "eval_labels.npy")],
-                             check=True, capture_output=True, text=True)
-        lines = [line.split() for line in ran.stdout.splitlines()]
-        ours = [float(line[2]) for line in lines if line[0] == "step"]
-        ours_eval = np.array([[float(v) for v in line[1:]]
-                              for line in lines if line[0] == "eval"])
+        runner, stderr = compile_runner(args.fastnnc, args.linker,
+                                        args.link_inputs, tmp / "model.onnx",
+                                        tmp, args.batch_size, classes)
+        if runner is None:
+            sys.exit(f"FAILED: fastnnc: {stderr.strip()}")
+        ours, ours_eval = run_steps(runner, tmp, images, labels,
+                                    args.learning_rate,
+                                    eval_images=eval_images,
+                                    eval_labels=eval_labels)
 
     def batch_loss(net, s):
         dtype = next(net.parameters()).dtype

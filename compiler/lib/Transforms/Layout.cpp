@@ -250,8 +250,10 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (inputLayout == ::fastnn::InputLayout::Reads)
-      for (auto function : module.getOps<func::FuncOp>())
+      for (auto function : module.getOps<func::FuncOp>()) {
         moveIntoInput(function);
+        feedNHWCImagesAsNCHW(function);
+      }
     // oneDNN's brgconv convolutions read and write NHWC as it is, where NCHW
     // costs a reorder to and from a blocked layout around every call;
     // cuDNN's tensor-core kernels want NHWC too, its fp32 ones NCHW.
@@ -282,6 +284,40 @@ struct LayoutPass : public ::fastnn::impl::FastNNLayoutBase<LayoutPass> {
     if (inputLayout == ::fastnn::InputLayout::Kernels)
       for (auto function : module.getOps<func::FuncOp>())
         moveIntoInput(function);
+  }
+
+  /// The loader writes NCHW images of 1 or 3 channels. An input shaped
+  /// [N, H, W, C] with C but not H 1 or 3 can only be NHWC images; where the
+  /// model reads it other than through its own transpose to NCHW (a Keras
+  /// model's rescaling before tf2onnx's first Transpose), the input becomes
+  /// NCHW and is read through a transpose back to NHWC, which the patterns
+  /// then move towards the model's transpose to cancel.
+  void feedNHWCImagesAsNCHW(func::FuncOp function) {
+    if (function.isExternal())
+      return;
+    auto isImageChannels = [](int64_t size) { return size == 1 || size == 3; };
+    OpBuilder b = OpBuilder::atBlockBegin(&function.getBody().front());
+    SmallVector<Type> inputs(function.getArgumentTypes());
+    for (BlockArgument arg : function.getArguments()) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (arg.use_empty() || !type || type.getRank() != 4 ||
+          !isImageChannels(type.getDimSize(3)) ||
+          isImageChannels(type.getDimSize(1)) ||
+          llvm::all_of(arg.getUsers(), [](Operation *user) {
+            auto read = dyn_cast<TransposeOp>(user);
+            return read && read.getPermutation() == ArrayRef(ToNCHW);
+          }))
+        continue;
+      SmallVector<int64_t> shape;
+      for (int64_t p : ToNCHW)
+        shape.push_back(type.getDimSize(p));
+      arg.setType(type.clone(shape));
+      inputs[arg.getArgNumber()] = arg.getType();
+      Value nhwc = transpose(b, arg.getLoc(), arg, ToNHWC);
+      arg.replaceAllUsesExcept(nhwc, nhwc.getDefiningOp());
+    }
+    function.setType(
+        FunctionType::get(&getContext(), inputs, function.getResultTypes()));
   }
 
   /// An input read only through one transpose becomes the transposed
