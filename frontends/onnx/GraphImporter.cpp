@@ -45,6 +45,17 @@ FailureOr<Value> NodeImporter::input(size_t i) {
   return graph.lookup(nodeProto.input(i), loc);
 }
 
+FailureOr<SmallVector<Value>> NodeImporter::allInputs() {
+  SmallVector<Value> inputs;
+  for (size_t i = 0; i < numInputs(); ++i) {
+    FailureOr<Value> v = input(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  return inputs;
+}
+
 FailureOr<RankedTensorType> NodeImporter::inputType(size_t i) {
   FailureOr<Value> value = input(i);
   if (failed(value))

@@ -93,6 +93,8 @@ public:
            !nodeProto.input(i).empty();
   }
   mlir::FailureOr<mlir::Value> input(size_t i);
+  /// Every input, each required (variadic operators: Concat, Where...).
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> allInputs();
   mlir::FailureOr<mlir::RankedTensorType> inputType(size_t i);
   /// The input's value, which must be computable at compile time.
   mlir::FailureOr<mlir::DenseElementsAttr> constantInput(size_t i);

@@ -44,13 +44,10 @@ double elementValue(Attribute element) {
 template <typename OpT, typename Evaluate>
 LogicalResult importFoldable(NodeImporter &n, Evaluate evaluate,
                              ArrayRef<NamedAttribute> attributes = {}) {
-  SmallVector<Value> inputs;
-  for (size_t i = 0; i < n.numInputs(); ++i) {
-    FailureOr<Value> v = n.input(i);
-    if (failed(v))
-      return failure();
-    inputs.push_back(*v);
-  }
+  FailureOr<SmallVector<Value>> all = n.allInputs();
+  if (failed(all))
+    return failure();
+  SmallVector<Value> &inputs = *all;
   FailureOr<Value> result = n.create<OpT>(inputs, attributes);
   if (failed(result) || matchPattern(*result, m_Constant()))
     return defineResult(n, result);

@@ -124,6 +124,30 @@ LogicalResult importLRN(NodeImporter &n) {
            namedAttr(n, "bias", b.getF64FloatAttr(n.floatAttr("bias", 1.0)))}));
 }
 
+/// centered / sqrt(variance + epsilon), as centered * invStdDev, in `type`.
+struct Scaled {
+  Value normalized, invStdDev;
+};
+
+FailureOr<Scaled> divideByStdDev(NodeImporter &n, Value centered,
+                                 Value variance, double epsilon, Type type) {
+  FailureOr<Value> shifted =
+      n.create<AddOp>(ValueRange{variance, n.scalarConstant(type, epsilon)});
+  if (failed(shifted))
+    return failure();
+  FailureOr<Value> stdDev = n.create<SqrtOp>(*shifted);
+  if (failed(stdDev))
+    return failure();
+  FailureOr<Value> invStdDev = n.create<ReciprocalOp>(*stdDev);
+  if (failed(invStdDev))
+    return failure();
+  FailureOr<Value> normalized =
+      n.create<MulOp>(ValueRange{centered, *invStdDev});
+  if (failed(normalized))
+    return failure();
+  return Scaled{*normalized, *invStdDev};
+}
+
 /// x normalised over `axes` in `computeType` (the statistics' type),
 /// from ops that have gradients: mean = reduce_mean(x), centered = x - mean,
 /// invStdDev = 1 / sqrt(reduce_mean(centered^2) + epsilon). The variance
@@ -161,24 +185,14 @@ FailureOr<Normalized> normalize(NodeImporter &n, Value x,
   FailureOr<Value> variance = n.create<ReduceMeanOp>(*squared, reduceAttrs);
   if (failed(variance))
     return failure();
-  FailureOr<Value> shifted = n.create<AddOp>(
-      ValueRange{*variance, n.scalarConstant(computeType, epsilon)});
-  if (failed(shifted))
+  FailureOr<Scaled> scaled =
+      divideByStdDev(n, *centered, *variance, epsilon, computeType);
+  if (failed(scaled))
     return failure();
-  FailureOr<Value> stdDev = n.create<SqrtOp>(*shifted);
-  if (failed(stdDev))
-    return failure();
-  FailureOr<Value> invStdDev = n.create<ReciprocalOp>(*stdDev);
-  if (failed(invStdDev))
-    return failure();
-  FailureOr<Value> normalized =
-      n.create<MulOp>(ValueRange{*centered, *invStdDev});
-  if (failed(normalized))
-    return failure();
-  FailureOr<Value> narrowed = convert(*normalized, elementType);
+  FailureOr<Value> narrowed = convert(scaled->normalized, elementType);
   if (failed(narrowed))
     return failure();
-  return Normalized{*narrowed, *mean, *invStdDev};
+  return Normalized{*narrowed, *mean, scaled->invStdDev};
 }
 
 /// value * scale + bias, each optional input reshaped to `shape` first (a
@@ -235,25 +249,17 @@ LogicalResult importComputedStatistics(NodeImporter &n,
     return defineResult(
         n, scaleAndShift(n, parts->normalized, 1, 2, channelShape));
   }
-  Type elementType = type.getElementType();
   FailureOr<Value> centered =
       n.create<SubOp>(ValueRange{x, n.reshape(operands[3], channelShape)});
-  FailureOr<Value> shifted =
-      n.create<AddOp>(ValueRange{n.reshape(operands[4], channelShape),
-                                 n.scalarConstant(elementType, epsilon)});
-  if (failed(centered) || failed(shifted))
+  if (failed(centered))
     return failure();
-  FailureOr<Value> stdDev = n.create<SqrtOp>(*shifted);
-  if (failed(stdDev))
+  FailureOr<Scaled> scaled =
+      divideByStdDev(n, *centered, n.reshape(operands[4], channelShape),
+                     epsilon, type.getElementType());
+  if (failed(scaled))
     return failure();
-  FailureOr<Value> invStdDev = n.create<ReciprocalOp>(*stdDev);
-  if (failed(invStdDev))
-    return failure();
-  FailureOr<Value> normalized =
-      n.create<MulOp>(ValueRange{*centered, *invStdDev});
-  if (failed(normalized))
-    return failure();
-  return defineResult(n, scaleAndShift(n, *normalized, 1, 2, channelShape));
+  return defineResult(n,
+                      scaleAndShift(n, scaled->normalized, 1, 2, channelShape));
 }
 
 /// The float type of a stash_type attribute (an ONNX element type).

@@ -24,13 +24,10 @@ namespace fastnn::onnx_import {
 namespace {
 
 LogicalResult importConcat(NodeImporter &n) {
-  SmallVector<Value> inputs;
-  for (size_t i = 0; i < n.numInputs(); ++i) {
-    FailureOr<Value> v = n.input(i);
-    if (failed(v))
-      return failure();
-    inputs.push_back(*v);
-  }
+  FailureOr<SmallVector<Value>> all = n.allInputs();
+  if (failed(all))
+    return failure();
+  SmallVector<Value> &inputs = *all;
   if (inputs.empty())
     return n.error("expects at least one input");
   int64_t rank = cast<RankedTensorType>(inputs.front().getType()).getRank();

@@ -187,22 +187,35 @@ LogicalResult emitObject(llvm::Module &module, llvm::TargetMachine &machine,
   return success();
 }
 
+/// `modules` translated into one LLVM module and optimised for the host,
+/// with the context and machine it was made in and for.
+struct OptimizedHostModule {
+  HostTarget host;
+  std::unique_ptr<llvm::TargetMachine> machine;
+  llvm::LLVMContext context;
+  // Last: destroyed before the context it lives in.
+  std::unique_ptr<llvm::Module> module;
+
+  LogicalResult build(ArrayRef<ModuleOp> modules, TimingScope &timing,
+                      std::string &error) {
+    if (failed(lookUpHostTarget(host, error)))
+      return failure();
+    machine = host.createMachine();
+    module = translateAndOptimize(modules, context, *machine, timing, error);
+    return success(module != nullptr);
+  }
+};
+
 } // namespace
 
 LogicalResult fastnn::printHostLLVMIR(ArrayRef<ModuleOp> modules,
                                       llvm::raw_ostream &os,
                                       std::string &error) {
   TimingScope timing;
-  HostTarget host;
-  if (failed(lookUpHostTarget(host, error)))
+  OptimizedHostModule optimized;
+  if (failed(optimized.build(modules, timing, error)))
     return failure();
-  std::unique_ptr<llvm::TargetMachine> machine = host.createMachine();
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateAndOptimize(modules, llvmContext, *machine, timing, error);
-  if (!llvmModule)
-    return failure();
-  llvmModule->print(os, nullptr);
+  optimized.module->print(os, nullptr);
   return success();
 }
 
@@ -210,18 +223,14 @@ LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
                                       ArrayRef<std::string> objectFiles,
                                       unsigned threads, TimingScope &timing,
                                       std::string &error) {
-  HostTarget host;
-  if (failed(lookUpHostTarget(host, error)))
+  OptimizedHostModule optimized;
+  if (failed(optimized.build(modules, timing, error)))
     return failure();
-  std::unique_ptr<llvm::TargetMachine> machine = host.createMachine();
-  llvm::LLVMContext llvmContext;
-  std::unique_ptr<llvm::Module> llvmModule =
-      translateAndOptimize(modules, llvmContext, *machine, timing, error);
-  if (!llvmModule)
-    return failure();
+  std::unique_ptr<llvm::Module> &llvmModule = optimized.module;
   TimingScope codegenTiming = timing.nest("LLVM code generation");
   if (objectFiles.size() == 1)
-    return emitObject(*llvmModule, *machine, objectFiles.front(), error);
+    return emitObject(*llvmModule, *optimized.machine, objectFiles.front(),
+                      error);
 
   // An LLVMContext serves one thread: each part travels as bitcode into a
   // context of its own. SplitModule gives the internal symbols hidden
@@ -250,7 +259,8 @@ LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
                         llvm::toString(part.takeError());
         return;
       }
-      std::unique_ptr<llvm::TargetMachine> partMachine = host.createMachine();
+      std::unique_ptr<llvm::TargetMachine> partMachine =
+          optimized.host.createMachine();
       (void)emitObject(**part, *partMachine, objectFiles[index], errors[index]);
     });
   pool.wait();
