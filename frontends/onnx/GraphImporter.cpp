@@ -382,6 +382,18 @@ LogicalResult GraphImporter::importInitializers() {
   }
   for (const auto &output : graph.output())
     readAsWeight.insert(output.name());
+  // tf2onnx writes every constant of the TensorFlow graph as an initializer;
+  // the model's variables are the ones it read through ReadVariableOp (TF2's
+  // resource variables, which Keras models have). Where a graph has such
+  // names, its other initializers (a Rescaling layer's scale, normalisation
+  // constants folded by TensorFlow, ...) are constants, not weights. A graph
+  // of TF1 variables frozen into constants has no such names and keeps the
+  // rule above.
+  auto isTFVariable = [](const onnx::TensorProto &tensor) {
+    return llvm::StringRef(tensor.name()).contains("ReadVariableOp");
+  };
+  bool tfVariablesNamed = model.producer_name() == "tf2onnx" &&
+                          llvm::any_of(graph.initializer(), isTFVariable);
 
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     Type elementType = convertElementType(tensor.data_type(), &context);
@@ -390,8 +402,9 @@ LogicalResult GraphImporter::importInitializers() {
              << "initializer '" << tensor.name()
              << "' has an unsupported element type (ONNX data type "
              << tensor.data_type() << ")";
-    bool constant =
-        usedNames.count(tensor.name()) && !readAsWeight.count(tensor.name());
+    bool constant = (usedNames.count(tensor.name()) &&
+                     !readAsWeight.count(tensor.name())) ||
+                    (tfVariablesNamed && !isTFVariable(tensor));
     if (!isa<FloatType>(elementType) || constant) {
       constantInitializers[tensor.name()] = &tensor;
       continue;

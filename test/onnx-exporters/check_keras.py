@@ -58,6 +58,7 @@ OVERFIT_STEPS = 20
 MODELS = {
     "ResNet50": (128, 6e-9, 0.05),
     "MobileNetV2": (128, 2e-7, 0.05),
+    "EfficientNetB0": (128, 3e-6, 0.05),
 }
 # Seeded uniform ranges of the weights that are zeros or ones when fresh.
 RANDOMISED = {"bias": (-0.1, 0.1), "beta": (-0.1, 0.1),
@@ -71,6 +72,12 @@ def build(name, size):
     model = getattr(tf.keras.applications, name)(
         weights=None, input_shape=(size, size, 3), classes=10,
         classifier_activation=None)
+    # Dropout off (EfficientNet's top dropout and drop-connect), so that
+    # Keras' training steps are deterministic; the converted inference
+    # graph has none.
+    for layer in model.layers:
+        if isinstance(layer, tf.keras.layers.Dropout):
+            layer.rate = 0.0
     rng = np.random.RandomState(1)
     for weight in model.weights:
         kind = weight.name.split("/")[-1].split(":")[0]
