@@ -9,6 +9,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/Path.h"
 
 #include "google/protobuf/unknown_field_set.h"
@@ -366,6 +367,30 @@ Value GraphImporter::untieParameter(Value value, const std::string &newName,
   return ParamOp::create(bodyBuilder, loc, copy.getType(), copy.getSymName());
 }
 
+/// PyTorch's default exporter's record of what each graph input of the
+/// exported program was (pkg.torch.export.graph_signature.InputSpec.kind:
+/// PARAMETER, BUFFER, ...), by value name. ValueInfoProto's metadata_props
+/// (field 4) are newer than the linked libonnx 1.12, so they are read from
+/// the unknown fields.
+static llvm::StringMap<std::string>
+exportedInputKinds(const onnx::GraphProto &graph) {
+  llvm::StringMap<std::string> kinds;
+  for (const onnx::ValueInfoProto &info : graph.value_info()) {
+    const auto &unknown = info.unknown_fields();
+    for (int i = 0; i < unknown.field_count(); ++i) {
+      const auto &field = unknown.field(i);
+      onnx::StringStringEntryProto entry;
+      if (field.number() == 4 &&
+          field.type() ==
+              google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+          entry.ParseFromString(field.length_delimited()) &&
+          entry.key() == "pkg.torch.export.graph_signature.InputSpec.kind")
+        kinds[info.name()] = entry.value();
+    }
+  }
+  return kinds;
+}
+
 LogicalResult GraphImporter::importInitializers() {
   const onnx::GraphProto &graph = model.graph();
   // Initializers read only where a constant is required (Clip bounds, a
@@ -394,7 +419,20 @@ LogicalResult GraphImporter::importInitializers() {
   };
   bool tfVariablesNamed = model.producer_name() == "tf2onnx" &&
                           llvm::any_of(graph.initializer(), isTFVariable);
-
+  // PyTorch's default exporter records what each module input was in the
+  // metadata of its value_info: PARAMETER, BUFFER, ... Where it did, only
+  // the parameters are weights; buffers (batch-norm statistics aside, which
+  // the operator records mark) and the constants its decompositions need
+  // (onnxscript's val_<N>: the zeros of an absent batch-norm bias, shared by
+  // every such node) are constants. Initializers its optimizer computed from
+  // parameters (a folded weight standardisation, view_<N>) stay weights,
+  // trained in place of the parameters they came from, with a warning.
+  llvm::StringMap<std::string> exportedKinds = exportedInputKinds(graph);
+  auto isGeneratedConstant = [](llvm::StringRef name) {
+    return name.consume_front("val_") && !name.empty() &&
+           llvm::all_of(name, llvm::isDigit);
+  };
+  SmallVector<std::string> foldedFromParameters;
   for (const onnx::TensorProto &tensor : graph.initializer()) {
     Type elementType = convertElementType(tensor.data_type(), &context);
     if (!elementType)
@@ -405,6 +443,16 @@ LogicalResult GraphImporter::importInitializers() {
     bool constant = (usedNames.count(tensor.name()) &&
                      !readAsWeight.count(tensor.name())) ||
                     (tfVariablesNamed && !isTFVariable(tensor));
+    if (!exportedKinds.empty() && isa<FloatType>(elementType) && !constant) {
+      auto kind = exportedKinds.find(tensor.name());
+      if (kind != exportedKinds.end())
+        constant =
+            kind->second != "PARAMETER" && !statisticNames.count(tensor.name());
+      else if (isGeneratedConstant(tensor.name()))
+        constant = true;
+      else if (usedNames.count(tensor.name()))
+        foldedFromParameters.push_back(tensor.name());
+    }
     if (!isa<FloatType>(elementType) || constant) {
       constantInitializers[tensor.name()] = &tensor;
       continue;
@@ -439,6 +487,15 @@ LogicalResult GraphImporter::importInitializers() {
       values[tensor.name()] =
           ParamOp::create(bodyBuilder, loc, type, parameter.getSymName());
   }
+  if (!foldedFromParameters.empty())
+    emitWarning(fileLoc())
+        << foldedFromParameters.size()
+        << " initializers are not module parameters but computed from them "
+           "by the exporter's optimizer (e.g. '"
+        << foldedFromParameters.front()
+        << "'); train.bin trains them in place of the parameters: export "
+           "with torch.onnx.export(..., optimize=False) to train the module's "
+           "own";
   return success();
 }
 

@@ -216,8 +216,14 @@ void applyBatchSize(onnx::ModelProto &model, int64_t batchSize) {
     if (shape->dim_size() > 0)
       shape->mutable_dim(0)->set_dim_value(batchSize);
   }
-  // Outputs and intermediate shapes were inferred for the old batch size.
-  model.mutable_graph()->clear_value_info();
+  // Outputs and intermediate shapes were inferred for the old batch size;
+  // the initializers' entries (which carry exporters' metadata) do not
+  // depend on it.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> kept;
+  for (auto &info : *model.mutable_graph()->mutable_value_info())
+    if (initializers.count(info.name()))
+      *kept.Add() = std::move(info);
+  model.mutable_graph()->mutable_value_info()->Swap(&kept);
   for (auto &output : *model.mutable_graph()->mutable_output()) {
     auto *tensorType = output.mutable_type()->mutable_tensor_type();
     if (tensorType->has_shape() && tensorType->shape().dim_size() > 0)

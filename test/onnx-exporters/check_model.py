@@ -89,7 +89,44 @@ def build(name, seed=0):
             layer.drop_prob = 0.0
         elif type(layer).__name__ == "StochasticDepth":  # torchvision
             layer.p = 0.0
+    as_if_trained(module, MODELS[name][1], seed)
     return module
+
+
+def as_if_trained(module, size, seed):
+    """Gives the fresh module what a trained one has, without data:
+      - every constant parameter (zero biases, timm's zero-initialised
+        classifier heads, batch-norm scales of one) seeded random values
+        around its own, so that no output is trivially zero (infer.bin's
+        comparison of an all-zero head would hold whatever fastnn computed);
+      - batch-norm running statistics of its own activations (the average
+        over 4 seeded random batches), so that a graph whose exporter folded
+        them into the convolutions (the default exporter, in train mode too)
+        is the normalised network, as a trained model's export is, and not
+        one whose activations explode or vanish with depth."""
+    import torch
+    generator = torch.Generator().manual_seed(seed + 1)
+    with torch.no_grad():
+        for parameter in module.parameters():
+            if parameter.numel() > 1 and bool(
+                    (parameter == parameter.reshape(-1)[0]).all()):
+                value = abs(float(parameter.reshape(-1)[0]))
+                scale = 0.1 * (value if value > 0 else 1.0)
+                parameter += scale * (2 * torch.rand(
+                    parameter.shape, generator=generator) - 1)
+        norms = [layer for layer in module.modules()
+                 if isinstance(layer, torch.nn.modules.batchnorm._BatchNorm)]
+        momenta = [layer.momentum for layer in norms]
+        for layer in norms:
+            layer.reset_running_stats()
+            layer.momentum = None  # a cumulative average
+        module.train()
+        for _ in range(4):
+            module(2 * torch.rand((4, 3, size, size), generator=generator) - 1)
+        for layer, momentum in zip(norms, momenta):
+            layer.momentum = momentum
+            layer.num_batches_tracked.zero_()
+    module.eval()
 
 
 def export(module, exporter, images, path):
