@@ -3,9 +3,11 @@
 # of their own, pinned by scripts/requirements-peers-*.txt; safe to run
 # again (a venv whose requirements file is unchanged is left alone, in about
 # a second). Not part of scripts/install-deps.sh or CI: the PyTorch venv
-# alone is 5.6 GB (~80 s here), ORT Training's 6.3 GB, and no test needs them.
+# alone is 5.6 GB (~80 s here), ORT Training's 6.3 GB; the only tests that
+# use them are the exporter matrix's (ctest -C Long -L onnx-exporters), which
+# skip with one line without .venv-torch2.
 #   .venv-torch2        PyTorch 2.15 (eager, torch.compile, bf16 autocast),
-#                       ONNX Runtime 1.32 (inference), torchvision
+#                       ONNX Runtime 1.32 (inference), torchvision, timm
 #   .venv-ort-training  ONNX Runtime Training 1.19.2 (onnx 1.16, numpy<2)
 # torch.compile (inductor) also needs g++ (Debian's g++, not in apt-packages.txt).
 set -euo pipefail
