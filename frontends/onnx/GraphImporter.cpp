@@ -16,6 +16,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::fastnn;
@@ -367,27 +368,34 @@ Value GraphImporter::untieParameter(Value value, const std::string &newName,
   return ParamOp::create(bodyBuilder, loc, copy.getType(), copy.getSymName());
 }
 
+/// The value of `key` among a message's metadata_props (field
+/// `fieldNumber`: 9 of NodeProto, 4 of ValueInfoProto). Those fields are
+/// newer than the linked libonnx 1.12, so they are read from the unknown
+/// fields.
+static std::optional<std::string>
+metadataValue(const google::protobuf::UnknownFieldSet &unknown, int fieldNumber,
+              llvm::StringRef key) {
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const auto &field = unknown.field(i);
+    onnx::StringStringEntryProto entry;
+    if (field.number() == fieldNumber &&
+        field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
+        entry.ParseFromString(field.length_delimited()) && entry.key() == key)
+      return entry.value();
+  }
+  return std::nullopt;
+}
+
 /// PyTorch's default exporter's record of what each graph input of the
-/// exported program was (pkg.torch.export.graph_signature.InputSpec.kind:
-/// PARAMETER, BUFFER, ...), by value name. ValueInfoProto's metadata_props
-/// (field 4) are newer than the linked libonnx 1.12, so they are read from
-/// the unknown fields.
+/// exported program was (PARAMETER, BUFFER, ...), by value name.
 static llvm::StringMap<std::string>
 exportedInputKinds(const onnx::GraphProto &graph) {
   llvm::StringMap<std::string> kinds;
-  for (const onnx::ValueInfoProto &info : graph.value_info()) {
-    const auto &unknown = info.unknown_fields();
-    for (int i = 0; i < unknown.field_count(); ++i) {
-      const auto &field = unknown.field(i);
-      onnx::StringStringEntryProto entry;
-      if (field.number() == 4 &&
-          field.type() ==
-              google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
-          entry.ParseFromString(field.length_delimited()) &&
-          entry.key() == "pkg.torch.export.graph_signature.InputSpec.kind")
-        kinds[info.name()] = entry.value();
-    }
-  }
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (std::optional<std::string> kind =
+            metadataValue(info.unknown_fields(), 4,
+                          "pkg.torch.export.graph_signature.InputSpec.kind"))
+      kinds[info.name()] = *kind;
   return kinds;
 }
 
@@ -588,21 +596,11 @@ LogicalResult GraphImporter::checkOutputShapes(ArrayRef<Value> results) {
 
 /// Whether PyTorch's default exporter (its onnxscript optimizer) folded a
 /// batch norm into this node, which it does in train mode too and records
-/// in the node's metadata_props. That field (9) is newer than the linked
-/// libonnx 1.12, so it is read from the unknown fields.
+/// in the node's metadata_props.
 static bool onnxscriptFoldedBatchNorm(const onnx::NodeProto &node) {
-  const auto &unknown = node.unknown_fields();
-  for (int i = 0; i < unknown.field_count(); ++i) {
-    const auto &field = unknown.field(i);
-    onnx::StringStringEntryProto entry;
-    if (field.number() == 9 &&
-        field.type() == google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED &&
-        entry.ParseFromString(field.length_delimited()) &&
-        entry.key() == "pkg.onnxscript.rewriter.rule_name" &&
-        llvm::StringRef(entry.value()).contains("FuseBatchNormIntoConv"))
-      return true;
-  }
-  return false;
+  std::optional<std::string> rule = metadataValue(
+      node.unknown_fields(), 9, "pkg.onnxscript.rewriter.rule_name");
+  return rule && llvm::StringRef(*rule).contains("FuseBatchNormIntoConv");
 }
 
 /// Whether tf2onnx's default graph optimizer folded a batch norm into this
