@@ -36,7 +36,8 @@ import numpy as np  # noqa: E402
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "zoo"))
 sys.path.insert(0, str(HERE.parent / "train"))
-from check_infer_parity import compare, run_infer  # noqa: E402
+from check_infer_parity import (  # noqa: E402
+    compare, import_warnings, run_infer)
 from check_overfit import overfit  # noqa: E402
 from step_runner import compile_runner, run_steps  # noqa: E402
 
@@ -95,16 +96,6 @@ def convert(model, size, path, optimizers):
     proto, _ = tf2onnx.convert.from_keras(model, input_signature=spec,
                                           output_path=str(path), **options)
     return proto.graph.output[0].name
-
-
-def fastnnc_warnings(fastnnc, onnx_file):
-    import subprocess
-    ran = subprocess.run([fastnnc, str(onnx_file), "--mode=infer",
-                          f"--batch-size={BATCH}", "--emit=mlir",
-                          "-o", os.devnull], capture_output=True, text=True)
-    if ran.returncode != 0:
-        sys.exit(f"FAILED: fastnnc: {ran.stderr.strip()}")
-    return ran.stderr
 
 
 def keras_losses(model, images, labels, learning_rate):
@@ -185,8 +176,8 @@ def main():
             work.mkdir(exist_ok=True)
             onnx_file = work / "model.onnx"
             output = convert(model, size, onnx_file, optimizers)
-            warned = "folded in by tf2onnx" in fastnnc_warnings(args.fastnnc,
-                                                             onnx_file)
+            warned = "folded in by tf2onnx" in import_warnings(
+                args.fastnnc, onnx_file, BATCH)
             if warned != (optimizers is None):
                 print(f"{args.model} ({label}): fastnnc "
                       f"{'warned' if warned else 'did not warn'} of folded "

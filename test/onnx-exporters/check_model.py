@@ -146,18 +146,6 @@ def export(module, exporter, images, path):
     module.eval()
 
 
-def folded_by_exporter(fastnnc, onnx_file):
-    """Whether fastnnc warns that the exporter folded normalisation into
-    the weights (batch norm into convolutions, or weights computed from
-    parameters)."""
-    import subprocess
-    ran = subprocess.run([fastnnc, str(onnx_file), f"--batch-size={BATCH}",
-                          "--emit=summary", "-o", os.devnull],
-                         capture_output=True, text=True, check=True)
-    return ("folded in by the exporter" in ran.stderr
-            or "computed from them by the exporter's optimizer" in ran.stderr)
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--model", required=True, choices=sorted(MODELS))
@@ -178,7 +166,7 @@ def main():
     import numpy as np
     import torch
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "zoo"))
-    from check_infer_parity import compare, run_infer
+    from check_infer_parity import compare, import_warnings, run_infer
     from check_overfit import overfit
 
     _, size, learning_rate, _ = MODELS[args.model]
@@ -203,7 +191,9 @@ def main():
         # standardisation into the weights (fastnnc warns), the graph is a
         # network without that normalisation, which diverges at the rate
         # the normalised one takes: a tenth of it.
-        if folded_by_exporter(args.fastnnc, onnx_file):
+        warnings = import_warnings(args.fastnnc, onnx_file, BATCH)
+        if ("folded in by the exporter" in warnings or
+                "computed from them by the exporter's optimizer" in warnings):
             learning_rate /= 10
             print(f"{args.model} ({args.exporter}): normalisation folded by "
                   f"the exporter, learning rate {learning_rate:g}")

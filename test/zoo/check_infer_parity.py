@@ -10,6 +10,7 @@ The error measure is max|fastnn - reference| / max|reference| per output;
 it must be at most 1e-4 (fp32).
 """
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -43,6 +44,17 @@ def inference_copy(model):
 
 def relative_error(actual, expected):
     return float(np.max(np.abs(actual - expected)) / max(np.max(np.abs(expected)), 1e-30))
+
+
+def import_warnings(fastnnc, onnx_file, batch_size):
+    """fastnnc's warnings on importing onnx_file (--emit=summary: the
+    import alone); exits with FAILED where the import fails."""
+    ran = subprocess.run([fastnnc, str(onnx_file), f"--batch-size={batch_size}",
+                          "--emit=summary", "-o", os.devnull],
+                         capture_output=True, text=True)
+    if ran.returncode != 0:
+        sys.exit(f"FAILED: fastnnc: {ran.stderr.strip()}")
+    return ran.stderr
 
 
 def run_infer(fastnnc, onnx_file, tmp, images, names, batch_size):
