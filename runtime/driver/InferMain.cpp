@@ -2,6 +2,7 @@
 //
 // infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] [--repeat N]
 //           [--seed S] [--weights FILE | --init-from-onnx FILE]
+//           [--profile FILE]
 //
 // Runs a model compiled with `fastnnc --mode=infer`: reads each input from a
 // .npy file (inputs not given are filled with seeded uniform noise, which is
@@ -10,7 +11,10 @@
 // uint16 arrays of their bits, since numpy has no bfloat16. A model compiled
 // with --weights=external loads its weights from infer.bin.weights beside it
 // (or --weights FILE); --init-from-onnx takes them from an ONNX model's
-// initializers instead, as train.bin's init_from_onnx.
+// initializers instead, as train.bin's init_from_onnx. --profile traces one
+// more run after the timed ones (so that tracing does not slow them) and
+// writes its timeline (Trace Event Format, as train.bin's
+// profile_every_n_iters) and prints where its time went, by op kind.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +25,7 @@
 #include "fastnn/runtime/npy.h"
 #include "fastnn/trainer/InitialWeights.h"
 #include "fastnn/trainer/OnnxInitializers.h"
+#include "fastnn/trainer/Timeline.h"
 
 #include <cctype>
 #include <chrono>
@@ -99,11 +104,13 @@ std::string fileNameFor(const std::string &name) {
 void printUsage(const std::vector<TensorRecord> &records) {
   std::printf("usage: infer.bin [--input NAME=FILE.npy]... [--output-dir DIR] "
               "[--repeat N] [--seed S]\n                 [--weights FILE | "
-              "--init-from-onnx FILE]\n\n"
+              "--init-from-onnx FILE] [--profile FILE]\n\n"
               "Inputs not given are filled with uniform noise in [-1, 1) "
               "from the seed. --init-from-onnx takes the weights from the "
               "initializers\nof an ONNX model of the same parameters, "
-              "matched by name.\n%s",
+              "matched by name. --profile writes the timeline of one more "
+              "run\nto FILE (chrome://tracing, ui.perfetto.dev) and prints "
+              "its time by op kind.\n%s",
               fnn_model_external_weights
                   ? "The weights come from FILE, by default this "
                     "executable's path plus .weights (fastnnc "
@@ -124,6 +131,35 @@ int64_t parseCount(const char *flag, const char *text) {
   return value;
 }
 
+/// Runs the model once more with its spans recorded, writes the timeline
+/// to \p path and prints the time by op kind.
+void profileOneRun(void *arena, fnn_device *device, const std::string &path) {
+  fnn_trace_enable(1);
+  int64_t start = fnn_trace_now_ns();
+  fnn_model_run(arena);
+  fnn_device_synchronize(device);
+  int64_t end = fnn_trace_now_ns();
+  fnn_trace_enable(0);
+  std::vector<fastnn::trainer::TimelineSpan> spans = {
+      {"run", "step", 0, start, end}};
+  std::vector<fnn_trace_span> kernels(4096);
+  while (int64_t count = fnn_trace_collect(
+             kernels.data(), static_cast<int64_t>(kernels.size())))
+    for (int64_t k = 0; k < count; ++k)
+      spans.push_back({kernels[k].name, "kernel", 1, kernels[k].start_ns,
+                       kernels[k].end_ns});
+  if (fastnn::data::Status status = fastnn::trainer::writeChromeTrace(
+          path, "infer.bin run", {"infer.bin", "compiled model"}, spans);
+      !status.ok())
+    fail("--profile " + path + ": " + status.message());
+  std::vector<fastnn::trainer::TimelineSpan> opSpans(spans.begin() + 1,
+                                                     spans.end());
+  std::printf("infer.bin: profiled run: %.3f ms, %zu op spans, timeline %s\n%s",
+              static_cast<double>(end - start) / 1e6, opSpans.size(),
+              path.c_str(),
+              fastnn::trainer::spanSummary(opSpans, end - start).c_str());
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -132,7 +168,7 @@ int main(int argc, char **argv) {
   std::map<std::string, std::string> inputFiles;
   std::string outputDir = ".";
   int64_t repeat = 1, seed = 0;
-  std::string weightsFile, onnxFile;
+  std::string weightsFile, onnxFile, profileFile;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     auto value = [&]() -> std::string {
@@ -163,6 +199,8 @@ int main(int argc, char **argv) {
       weightsFile = value();
     } else if (flag == "--init-from-onnx") {
       onnxFile = value();
+    } else if (flag == "--profile") {
+      profileFile = value();
     } else {
       fail("unknown argument '" + arg + "' (see --help)");
     }
@@ -270,6 +308,8 @@ int main(int argc, char **argv) {
               "%lld)\n",
               static_cast<long long>(repeat), seconds * 1e3 / repeat,
               batch * repeat / seconds, static_cast<long long>(batch));
+  if (!profileFile.empty())
+    profileOneRun(arena, device, profileFile);
 
   for (const TensorRecord &record : records) {
     if (record.kind != FNN_IO_OUTPUT)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 
 namespace fastnn::trainer {
 
@@ -62,6 +63,41 @@ std::string chromeTraceJson(const std::string &Title,
         ", \"ts\": " + micros(Span.StartNs - Origin) + ", \"dur\": " +
         micros(std::max<int64_t>(0, Span.EndNs - Span.StartNs)) + "}";
   return Json + "\n]}\n";
+}
+
+std::string spanSummary(const std::vector<TimelineSpan> &Spans,
+                        int64_t TotalNs) {
+  struct Kind {
+    int64_t Calls = 0, Ns = 0;
+  };
+  std::map<std::string, Kind> Kinds;
+  int64_t Covered = 0;
+  for (const TimelineSpan &Span : Spans) {
+    Kind &K = Kinds[Span.Name.substr(0, Span.Name.find(' '))];
+    int64_t Ns = std::max<int64_t>(0, Span.EndNs - Span.StartNs);
+    ++K.Calls;
+    K.Ns += Ns;
+    Covered += Ns;
+  }
+  std::vector<std::pair<std::string, Kind>> Sorted(Kinds.begin(), Kinds.end());
+  std::stable_sort(
+      Sorted.begin(), Sorted.end(),
+      [](const auto &A, const auto &B) { return A.second.Ns > B.second.Ns; });
+  auto Line = [&](const std::string &Name, int64_t Calls, int64_t Ns) {
+    char Text[160];
+    std::snprintf(Text, sizeof(Text), "  %-24s %6lld calls %10.3f ms %5.1f%%\n",
+                  Name.c_str(), static_cast<long long>(Calls),
+                  static_cast<double>(Ns) / 1e6,
+                  TotalNs > 0 ? 100.0 * static_cast<double>(Ns) /
+                                    static_cast<double>(TotalNs)
+                              : 0.0);
+    return std::string(Text);
+  };
+  std::string Summary;
+  for (const auto &[Name, K] : Sorted)
+    Summary += Line(Name, K.Calls, K.Ns);
+  return Summary +
+         Line("(between spans)", 0, std::max<int64_t>(0, TotalNs - Covered));
 }
 
 Status writeChromeTrace(const std::string &Path, const std::string &Title,

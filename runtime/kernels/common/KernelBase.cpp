@@ -44,8 +44,32 @@ void fastnn::runtime::checkLayout(int64_t Layout) {
 }
 
 void fastnn::runtime::checkPostOp(int64_t PostOp) {
-  if (PostOp != FNN_POST_NONE && PostOp != FNN_POST_RELU)
+  int64_t Activation = PostOp & FNN_POST_ACTIVATION_MASK;
+  if ((PostOp & ~int64_t(FNN_POST_ACTIVATION_MASK | FNN_POST_ACCUMULATE)) ||
+      (Activation != FNN_POST_NONE && Activation != FNN_POST_RELU &&
+       Activation != FNN_POST_RELU6))
     throw KernelError("unknown post-op " + std::to_string(PostOp));
+}
+
+void fastnn::runtime::checkReluPostOp(int64_t PostOp, const char *Kernel) {
+  checkPostOp(PostOp);
+  if (PostOp != FNN_POST_NONE && PostOp != FNN_POST_RELU)
+    throw KernelError(std::string(Kernel) +
+                      " takes post-op FNN_POST_NONE or "
+                      "FNN_POST_RELU, not" +
+                      postOpText(PostOp).substr(1));
+}
+
+std::string fastnn::runtime::postOpText(int64_t PostOp) {
+  std::string Text = PostOp & FNN_POST_ACCUMULATE ? ", accumulate" : "";
+  switch (PostOp & FNN_POST_ACTIVATION_MASK) {
+  case FNN_POST_RELU:
+    return Text + ", relu";
+  case FNN_POST_RELU6:
+    return Text + ", relu6";
+  default:
+    return Text;
+  }
 }
 
 extern "C" void fnn_kernel_destroy(fnn_kernel *Kernel) { delete Kernel; }

@@ -119,13 +119,13 @@ std::string fastnn::runtime::describeMatmul(const fnn_matmul_desc &D) {
   S << "matmul a " << shapeText(D.a) << (D.transpose_a ? " (transposed)" : "")
     << ", b " << shapeText(D.b) << (D.transpose_b ? " (transposed)" : "")
     << ", output " << shapeText(D.output) << (D.has_bias ? ", bias" : "")
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
+    << postOpText(D.post_op);
   return S.str();
 }
 
 void fastnn::runtime::checkMatmulDesc(const fnn_matmul_desc &D) {
   checkFloatType(D.dtype);
-  checkPostOp(D.post_op);
+  checkReluPostOp(D.post_op, "matmul");
   checkShape(D.a, "a", 2, FNN_MAX_RANK);
   checkShape(D.b, "b", 2, FNN_MAX_RANK);
   checkShape(D.output, "output", 2, FNN_MAX_RANK);
@@ -181,6 +181,6 @@ std::string fastnn::runtime::describeConv2d(const fnn_conv2d_desc &D,
     << formatPair(D.strides) << ", pads " << D.pads[0] << "," << D.pads[1]
     << "," << D.pads[2] << "," << D.pads[3] << ", dilations "
     << formatPair(D.dilations) << (D.has_bias ? ", bias" : "")
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
+    << postOpText(D.post_op);
   return S.str();
 }

@@ -98,7 +98,10 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   memory Weights = D.constant_filter
                        ? K.constantInputIn(WeightsSlot, PD.weights_desc())
                        : K.inputIn(WeightsSlot, PD.weights_desc());
-  memory Dst = K.outputIn(DstSlot, PD.dst_desc());
+  // Accumulating, the primitive's sum post-op reads the output's contents.
+  memory Dst = D.post_op & FNN_POST_ACCUMULATE
+                   ? K.inputIn(DstSlot, PD.dst_desc())
+                   : K.outputIn(DstSlot, PD.dst_desc());
   std::vector<std::pair<int, memory>> Args = {
       {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Weights}, {DNNL_ARG_DST, Dst}};
   if (D.has_bias)

@@ -100,11 +100,21 @@ dnnl::memory::desc fastnn::cpu::activationDesc(const fnn_shape &Shape,
 dnnl::primitive_attr fastnn::cpu::makeAttr(int64_t PostOp) {
   dnnl::primitive_attr Attr;
   Attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (PostOp == FNN_POST_RELU) {
-    dnnl::post_ops Ops;
+  dnnl::post_ops Ops;
+  if (PostOp & FNN_POST_ACCUMULATE)
+    Ops.append_sum(1.f);
+  switch (PostOp & FNN_POST_ACTIVATION_MASK) {
+  case FNN_POST_RELU:
     Ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-    Attr.set_post_ops(Ops);
+    break;
+  case FNN_POST_RELU6:
+    Ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, 0.f, 6.f);
+    break;
+  default:
+    break;
   }
+  if (Ops.len() > 0)
+    Attr.set_post_ops(Ops);
   return Attr;
 }
 

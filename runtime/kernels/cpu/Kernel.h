@@ -78,7 +78,9 @@ denseDesc(const dnnl::memory::dims &Dims,
           dnnl::memory::data_type Type = dnnl::memory::data_type::f32);
 dnnl::memory::dims toDims(const fnn_shape &Shape);
 /// Primitive attributes every kernel uses: a user scratchpad (so that
-/// oneDNN never allocates while executing) and an optional fused ReLU.
+/// oneDNN never allocates while executing) and the fused post-op
+/// (FNN_POST_*: a sum post-op for FNN_POST_ACCUMULATE, then the
+/// activation).
 dnnl::primitive_attr makeAttr(int64_t PostOp);
 
 /// Op-specific state a kernel's *_forward needs besides its steps (e.g. the

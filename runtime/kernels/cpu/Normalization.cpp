@@ -326,8 +326,7 @@ void lrnBackwardNative(const LrnNative &L, const float *X, const float *Dy,
 std::string describeBatchNorm(const fnn_batch_norm_desc &D) {
   std::ostringstream S;
   S << "batch_norm input " << shapeText(D.input) << " " << layoutName(D.layout)
-    << ", epsilon " << D.epsilon
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
+    << ", epsilon " << D.epsilon << fastnn::runtime::postOpText(D.post_op);
   return S.str();
 }
 
@@ -348,7 +347,7 @@ struct BatchNormFold : KernelState {
 void buildBatchNorm(CpuKernel &K, const fnn_batch_norm_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
-  checkPostOp(D.post_op);
+  fastnn::runtime::checkReluPostOp(D.post_op, "batch_norm");
   checkShape(D.input, "input", 2, 5);
   if (!(D.epsilon >= 0))
     throw KernelError("epsilon must be >= 0");

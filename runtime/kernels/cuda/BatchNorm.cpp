@@ -40,7 +40,7 @@ std::string describe(const fnn_batch_norm_desc &D, const char *Mode) {
   std::ostringstream S;
   S << "batch_norm" << Mode << " input " << shapeText(D.input) << " "
     << layoutName(D.layout) << ", epsilon " << D.epsilon
-    << (D.post_op == FNN_POST_RELU ? ", relu" : "");
+    << fastnn::runtime::postOpText(D.post_op);
   return S.str();
 }
 
@@ -84,7 +84,7 @@ std::unique_ptr<BatchNormKernel>
 make(fnn_device &Device, const fnn_batch_norm_desc &D, bool Training) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
-  checkPostOp(D.post_op);
+  fastnn::runtime::checkReluPostOp(D.post_op, "batch_norm");
   if (Training && D.post_op != FNN_POST_NONE)
     throw KernelError("post_op must be FNN_POST_NONE in training (the "
                       "compiler applies the relu and its gradient itself)");
@@ -99,7 +99,7 @@ make(fnn_device &Device, const fnn_batch_norm_desc &D, bool Training) {
         "cudnnDeriveBNTensorDescriptor");
   K->ApplyRelu = D.post_op == FNN_POST_RELU;
   if (K->ApplyRelu)
-    K->Relu = reluDescriptor();
+    K->Relu = activationDescriptor(FNN_POST_RELU);
   K->Epsilon = D.epsilon;
   K->Channels = D.input.dims[D.layout == FNN_NHWC ? D.input.rank - 1 : 1];
   K->CountPerChannel = numElements(D.input) / K->Channels;

@@ -51,8 +51,10 @@ struct ConvKernel final : CudaKernel {
   cudnnConvolutionBwdDataAlgo_t DataAlgo{};
   cudnnConvolutionBwdFilterAlgo_t FilterAlgo{};
   size_t ForwardBytes = 0, DataBytes = 0, FilterBytes = 0;
-  bool HasBias = false, ApplyRelu = false;
-  ActivationDescriptor Relu;
+  bool HasBias = false, Accumulate = false;
+  /// FNN_POST_RELU or FNN_POST_RELU6 after the bias, or FNN_POST_NONE.
+  int64_t Activation = FNN_POST_NONE;
+  ActivationDescriptor ActivationDesc;
   /// The explicitly padded input (and its gradient), when pads are
   /// asymmetric.
   DeviceBuffer Padded, PaddedGrad;
@@ -120,7 +122,8 @@ std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
   K->DType = D.dtype;
   K->Input = K->PaddedInput = In;
   K->HasBias = D.has_bias != 0;
-  K->ApplyRelu = D.post_op == FNN_POST_RELU;
+  K->Accumulate = (D.post_op & FNN_POST_ACCUMULATE) != 0;
+  K->Activation = D.post_op & FNN_POST_ACTIVATION_MASK;
   int PadH = static_cast<int>(D.pads[0]), PadW = static_cast<int>(D.pads[1]);
   K->ExplicitPad = D.pads[0] != D.pads[2] || D.pads[1] != D.pads[3];
   if (K->ExplicitPad) {
@@ -151,8 +154,8 @@ std::unique_ptr<ConvKernel> build(fnn_device &Device, const fnn_conv2d_desc &D,
                                      1, 1),
           "cudnnSetTensor4dDescriptor");
   }
-  if (K->ApplyRelu)
-    K->Relu = reluDescriptor();
+  if (K->Activation != FNN_POST_NONE)
+    K->ActivationDesc = activationDescriptor(K->Activation);
 
   cudnnHandle_t H = Device.Cudnn;
   int Count = 0;
@@ -244,16 +247,17 @@ extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,
   if (!succeeded(cudnnConvolutionForward(
                      H, &One, K.X.get(), convolvedInput(K, Input), K.W.get(),
                      Filter, K.Forward.get(), K.ForwardAlgo, K.Device.Workspace,
-                     K.ForwardBytes, &Zero, K.Y.get(), Output),
+                     K.ForwardBytes, K.Accumulate ? &One : &Zero, K.Y.get(),
+                     Output),
                  Function, "cudnnConvolutionForward"))
     return;
   if (K.HasBias && !succeeded(cudnnAddTensor(H, &One, K.Bias.get(), Bias, &One,
                                              K.Y.get(), Output),
                               Function, "cudnnAddTensor"))
     return;
-  if (K.ApplyRelu)
-    succeeded(cudnnActivationForward(H, K.Relu.get(), &One, K.Y.get(), Output,
-                                     &Zero, K.Y.get(), Output),
+  if (K.Activation != FNN_POST_NONE)
+    succeeded(cudnnActivationForward(H, K.ActivationDesc.get(), &One, K.Y.get(),
+                                     Output, &Zero, K.Y.get(), Output),
               Function, "cudnnActivationForward");
 }
 

@@ -138,10 +138,13 @@ TensorDescriptor channelDescriptor(int64_t Channels) {
   return T;
 }
 
-ActivationDescriptor reluDescriptor() {
+ActivationDescriptor activationDescriptor(int64_t Activation) {
   ActivationDescriptor A(cudnnCreateActivationDescriptor);
-  check(cudnnSetActivationDescriptor(A.get(), CUDNN_ACTIVATION_RELU,
-                                     CUDNN_NOT_PROPAGATE_NAN, DBL_MAX),
+  bool Relu6 = Activation == FNN_POST_RELU6;
+  check(cudnnSetActivationDescriptor(
+            A.get(),
+            Relu6 ? CUDNN_ACTIVATION_CLIPPED_RELU : CUDNN_ACTIVATION_RELU,
+            CUDNN_NOT_PROPAGATE_NAN, Relu6 ? 6.0 : DBL_MAX),
         "cudnnSetActivationDescriptor");
   return A;
 }

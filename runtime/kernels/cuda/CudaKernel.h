@@ -169,8 +169,9 @@ TensorDescriptor denseDescriptor(std::vector<int> Dims, int64_t DType);
 /// The float32 per-channel 1 x C x 1 x 1 tensor of batch norm's scale,
 /// shift and statistics.
 TensorDescriptor channelDescriptor(int64_t Channels);
-/// cuDNN's ReLU (clipping above at infinity).
-ActivationDescriptor reluDescriptor();
+/// cuDNN's activation for FNN_POST_RELU (clipping above at infinity) or
+/// FNN_POST_RELU6 (clipping at 6).
+ActivationDescriptor activationDescriptor(int64_t Activation);
 
 /// The scaling factors cuDNN reads on the host: float for float and half
 /// data, as its API asks.

@@ -142,3 +142,103 @@ func.func @reductions(%x: tensor<8x4096xf32>, %y: tensor<8x4097xf32>, %h: tensor
   %c = fastnn.reduce_max %h {axes = array<i64: 1>} : tensor<8x16xf16> -> tensor<8xf16>
   return %a, %b, %c : tensor<8xf32>, tensor<8xf32>, tensor<8xf16>
 }
+
+// -----
+
+// A residual add: the second convolution accumulates into the first's
+// buffer (nothing else reads it), and the relu after the add is its
+// activation. The add and the relu take neither memory nor code.
+
+// CHECK-LABEL: func.func @residual_add_relu
+// CHECK: %[[A:.*]] = fastnn.conv2d %{{.*}}, %{{.*}} : (
+// CHECK-NEXT: %[[B:.*]] = fastnn.conv2d {{.*}} {fastnn.accumulate, fastnn.post_op = "relu"}
+// CHECK-NEXT: fastnn.add %[[B]], %[[A]] {fastnn.fused_into_producer}
+// CHECK-NEXT: fastnn.relu {{.*}} {fastnn.fused_into_producer}
+fastnn.parameter @w1 trainable = dense<1.0> : tensor<2x1x1x1xf32>
+fastnn.parameter @w2 trainable = dense<2.0> : tensor<2x1x1x1xf32>
+func.func @residual_add_relu(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
+  %w1 = fastnn.param @w1 : tensor<2x1x1x1xf32>
+  %w2 = fastnn.param @w2 : tensor<2x1x1x1xf32>
+  %a = fastnn.conv2d %x, %w1 : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %b = fastnn.conv2d %x, %w2 : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %s = fastnn.add %b, %a : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %r = fastnn.relu %s : tensor<1x2x2x2xf32>
+  return %r : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// An addend computed after the convolution from values available before it
+// (ResNet v1's subsampled shortcut) moves before the convolution, which
+// then accumulates into it; relu6 after the add is the activation.
+
+// CHECK-LABEL: func.func @addend_moved_first
+// CHECK: %[[P:.*]] = fastnn.max_pool2d
+// CHECK-NEXT: %[[C:.*]] = fastnn.conv2d {{.*}} {fastnn.accumulate, fastnn.post_op = "relu6",
+// CHECK-NEXT: fastnn.add %[[C]], %[[P]] {fastnn.fused_into_producer}
+// CHECK-NEXT: fastnn.clip {{.*}}fastnn.fused_into_producer
+fastnn.parameter @w trainable = dense<1.0> : tensor<2x2x1x1xf32>
+func.func @addend_moved_first(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xf32> {
+  %w = fastnn.param @w : tensor<2x2x1x1xf32>
+  %c = fastnn.conv2d %x, %w {strides = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %p = fastnn.max_pool2d %x {kernel_shape = array<i64: 1, 1>, strides = array<i64: 2, 2>} : tensor<1x2x4x4xf32> -> tensor<1x2x2x2xf32>
+  %s = fastnn.add %c, %p : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %r = fastnn.clip %s {min = 0.0 : f64, max = 6.0 : f64} : tensor<1x2x2x2xf32>
+  return %r : tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// No accumulation into an addend read later (here returned), into a step
+// input, into a value computed from parameters alone (an inference step
+// computes it once, and its buffer lives on), or into the convolution's
+// own input; those adds stay elementwise ops.
+
+// CHECK-LABEL: func.func @addends_not_overwritten
+// CHECK-NOT: fastnn.accumulate
+// CHECK-NOT: fastnn.fused_into_producer
+// CHECK: return
+fastnn.parameter @w1 trainable = dense<1.0> : tensor<2x1x1x1xf32>
+fastnn.parameter @w2 trainable = dense<2.0> : tensor<2x2x1x1xf32>
+fastnn.parameter @k trainable = dense<3.0> : tensor<1x2x2x2xf32>
+func.func @addends_not_overwritten(%x: tensor<1x1x2x2xf32>, %y: tensor<1x2x2x2xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) {
+  %w1 = fastnn.param @w1 : tensor<2x1x1x1xf32>
+  %w2 = fastnn.param @w2 : tensor<2x2x1x1xf32>
+  %k = fastnn.param @k : tensor<1x2x2x2xf32>
+  %a = fastnn.conv2d %x, %w1 : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %b = fastnn.conv2d %x, %w1 : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %s = fastnn.add %b, %a : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %c = fastnn.conv2d %x, %w1 : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %t = fastnn.add %c, %y : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %kr = fastnn.relu %k : tensor<1x2x2x2xf32>
+  %d = fastnn.conv2d %x, %w1 : (tensor<1x1x2x2xf32>, tensor<2x1x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %u = fastnn.add %d, %kr : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  %e = fastnn.sigmoid %y : tensor<1x2x2x2xf32>
+  %f = fastnn.conv2d %e, %w2 : (tensor<1x2x2x2xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x2x2xf32>
+  %v = fastnn.add %f, %e : (tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+  return %s, %a, %t, %u, %v : tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xf32>
+}
+
+// -----
+
+// relu6 is a post-op of convolutions only (the batch norm and matmul
+// kernels fuse a relu at most); other clips are not post-ops.
+
+// CHECK-LABEL: func.func @relu6_convolutions_only
+// CHECK: fastnn.conv2d {{.*}} {fastnn.post_op = "relu6"}
+// CHECK-NEXT: fastnn.clip {{.*}}fastnn.fused_into_producer
+// CHECK-NEXT: fastnn.conv2d %{{.*}}, %{{.*}} : (
+// CHECK-NEXT: fastnn.clip %{{[^{]*}} {max = 5.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK-NEXT: fastnn.batch_norm {{.*}} {epsilon = {{[^,]*}}}
+// CHECK-NEXT: fastnn.clip %{{[^{]*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+fastnn.parameter @w trainable = dense<1.0> : tensor<3x3x1x1xf32>
+func.func @relu6_convolutions_only(%x: tensor<1x3x2x2xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>) {
+  %w = fastnn.param @w : tensor<3x3x1x1xf32>
+  %c = fastnn.conv2d %x, %w : (tensor<1x3x2x2xf32>, tensor<3x3x1x1xf32>) -> tensor<1x3x2x2xf32>
+  %r = fastnn.clip %c {min = 0.0 : f64, max = 6.0 : f64} : tensor<1x3x2x2xf32>
+  %d = fastnn.conv2d %x, %w : (tensor<1x3x2x2xf32>, tensor<3x3x1x1xf32>) -> tensor<1x3x2x2xf32>
+  %q = fastnn.clip %d {min = 0.0 : f64, max = 5.0 : f64} : tensor<1x3x2x2xf32>
+  %y = fastnn.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-3 : f64} : (tensor<1x3x2x2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<1x3x2x2xf32>
+  %t = fastnn.clip %y {min = 0.0 : f64, max = 6.0 : f64} : tensor<1x3x2x2xf32>
+  return %r, %q, %t : tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>
+}

@@ -169,7 +169,15 @@ TEST(Validation, DTypesLayoutsAndPostOps) {
   EXPECT_NO_THROW(checkLayout(FNN_NHWC));
   EXPECT_EQ(kernelErrorOf([] { checkLayout(7); }), "unknown layout 7");
   EXPECT_NO_THROW(checkPostOp(FNN_POST_RELU));
-  EXPECT_EQ(kernelErrorOf([] { checkPostOp(9); }), "unknown post-op 9");
+  EXPECT_NO_THROW(checkPostOp(FNN_POST_ACCUMULATE | FNN_POST_RELU6));
+  EXPECT_EQ(kernelErrorOf([] { checkPostOp(3); }), "unknown post-op 3");
+  EXPECT_EQ(kernelErrorOf([] { checkPostOp(16); }), "unknown post-op 16");
+  EXPECT_NO_THROW(checkReluPostOp(FNN_POST_RELU, "matmul"));
+  EXPECT_EQ(kernelErrorOf([] { checkReluPostOp(FNN_POST_RELU6, "matmul"); }),
+            "matmul takes post-op FNN_POST_NONE or FNN_POST_RELU, not relu6");
+  EXPECT_EQ(postOpText(FNN_POST_ACCUMULATE | FNN_POST_RELU),
+            ", accumulate, relu");
+  EXPECT_EQ(postOpText(FNN_POST_NONE), "");
   const int64_t Pair[] = {3, 5};
   EXPECT_EQ(formatPair(Pair), "3x5");
   EXPECT_EQ(formatPair(Pair, ", "), "3, 5");

@@ -2,6 +2,7 @@
 
 #include "KernelTestUtil.h"
 
+#include <algorithm>
 #include <string>
 
 using namespace fastnn::test;
@@ -12,7 +13,10 @@ struct ConvCase {
   std::string Name;
   int64_t N, C, H, W, O, KH, KW, Groups;
   int64_t Strides[2], Pads[4], Dilations[2];
-  bool Bias, Relu, Nhwc;
+  bool Bias;
+  /// FNN_POST_*; with FNN_POST_ACCUMULATE the output starts as a residual.
+  int64_t PostOp;
+  bool Nhwc;
 };
 
 int64_t extent(int64_t In, int64_t K, int64_t S, int64_t D, int64_t P0,
@@ -20,10 +24,12 @@ int64_t extent(int64_t In, int64_t K, int64_t S, int64_t D, int64_t P0,
   return (In + P0 + P1 - ((K - 1) * D + 1)) / S + 1;
 }
 
-/// NCHW input, OIHW filter, float64 accumulation.
+/// NCHW input, OIHW filter, float64 accumulation; \p Residual (NCHW) is
+/// what an accumulating post-op adds.
 std::vector<double> reference(const ConvCase &P, const std::vector<float> &X,
                               const std::vector<float> &F,
-                              const std::vector<float> &B, int64_t OH,
+                              const std::vector<float> &B,
+                              const std::vector<float> &Residual, int64_t OH,
                               int64_t OW) {
   int64_t I = P.C / P.Groups, OPerGroup = P.O / P.Groups;
   std::vector<double> Y(P.N * P.O * OH * OW);
@@ -46,9 +52,15 @@ std::vector<double> reference(const ConvCase &P, const std::vector<float> &X,
                 Sum += double(X[((N * P.C + C) * P.H + Ih) * P.W + Iw]) *
                        F[((O * I + Ci) * P.KH + Kh) * P.KW + Kw];
               }
-          if (P.Relu && Sum < 0)
-            Sum = 0;
-          Y[((N * P.O + O) * OH + Oh) * OW + Ow] = Sum;
+          int64_t At = ((N * P.O + O) * OH + Oh) * OW + Ow;
+          if (P.PostOp & FNN_POST_ACCUMULATE)
+            Sum += Residual[At];
+          int64_t Activation = P.PostOp & FNN_POST_ACTIVATION_MASK;
+          if (Activation != FNN_POST_NONE)
+            Sum = std::max(Sum, 0.0);
+          if (Activation == FNN_POST_RELU6)
+            Sum = std::min(Sum, 6.0);
+          Y[At] = Sum;
         }
   return Y;
 }
@@ -66,7 +78,11 @@ TEST_P(ConvolutionTest, MatchesReference) {
   std::vector<float> X = randomData(P.N * P.C * P.H * P.W, 1);
   std::vector<float> F = randomData(P.O * I * P.KH * P.KW, 2);
   std::vector<float> B = randomData(P.O, 3);
-  std::vector<double> Ref = reference(P, X, F, B, OH, OW);
+  // Scaled so that relu6 clips some sums at 6.
+  std::vector<float> R = randomData(P.N * P.O * OH * OW, 4);
+  for (float &V : R)
+    V *= 8.f;
+  std::vector<double> Ref = reference(P, X, F, B, R, OH, OW);
 
   fnn_conv2d_desc D{};
   if (P.Nhwc) {
@@ -84,7 +100,7 @@ TEST_P(ConvolutionTest, MatchesReference) {
   D.dtype = FNN_F32;
   D.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
   D.has_bias = P.Bias;
-  D.post_op = P.Relu ? FNN_POST_RELU : FNN_POST_NONE;
+  D.post_op = P.PostOp;
   D.groups = P.Groups;
   for (int J = 0; J < 2; ++J) {
     D.strides[J] = P.Strides[J];
@@ -96,6 +112,8 @@ TEST_P(ConvolutionTest, MatchesReference) {
   ASSERT_NE(K, nullptr) << fnn_last_error();
   EXPECT_STREQ(fnn_last_error(), "");
   std::vector<float> Y(P.N * P.O * OH * OW, -7.f);
+  if (P.PostOp & FNN_POST_ACCUMULATE)
+    Y = P.Nhwc ? nchwToNhwc(R, P.N, P.O, OH, OW) : R;
   fnn_conv2d_forward(K.get(), X.data(), F.data(), P.Bias ? B.data() : nullptr,
                      Y.data());
   fnn_device_synchronize(Device);
@@ -106,208 +124,274 @@ TEST_P(ConvolutionTest, MatchesReference) {
 
 // Name, N C H W, O KH KW, groups, strides, pads (t l b r), dilations,
 // bias, relu, nhwc.
-INSTANTIATE_TEST_SUITE_P(Cases, ConvolutionTest,
-                         ::testing::Values(ConvCase{"Basic3x3",
-                                                    2,
-                                                    3,
-                                                    8,
-                                                    8,
-                                                    4,
-                                                    3,
-                                                    3,
-                                                    1,
-                                                    {1, 1},
-                                                    {1, 1, 1, 1},
-                                                    {1, 1},
-                                                    false,
-                                                    false,
-                                                    false},
-                                           ConvCase{"Stride2AsymmetricPads",
-                                                    2,
-                                                    4,
-                                                    9,
-                                                    10,
-                                                    6,
-                                                    3,
-                                                    3,
-                                                    1,
-                                                    {2, 2},
-                                                    {0, 1, 1, 2},
-                                                    {1, 1},
-                                                    false,
-                                                    false,
-                                                    false},
-                                           ConvCase{"Dilation2",
-                                                    1,
-                                                    3,
-                                                    11,
-                                                    11,
-                                                    5,
-                                                    3,
-                                                    3,
-                                                    1,
-                                                    {1, 1},
-                                                    {2, 2, 2, 2},
-                                                    {2, 2},
-                                                    false,
-                                                    false,
-                                                    false},
-                                           ConvCase{"Groups2",
-                                                    2,
-                                                    6,
-                                                    7,
-                                                    7,
-                                                    8,
-                                                    3,
-                                                    3,
-                                                    2,
-                                                    {1, 1},
-                                                    {1, 1, 1, 1},
-                                                    {1, 1},
-                                                    false,
-                                                    false,
-                                                    false},
-                                           ConvCase{"Depthwise",
-                                                    2,
-                                                    8,
-                                                    9,
-                                                    9,
-                                                    8,
-                                                    3,
-                                                    3,
-                                                    8,
-                                                    {2, 2},
-                                                    {1, 1, 1, 1},
-                                                    {1, 1},
-                                                    false,
-                                                    false,
-                                                    false},
-                                           ConvCase{"DepthwiseMultiplier2",
-                                                    1,
-                                                    4,
-                                                    6,
-                                                    6,
-                                                    8,
-                                                    3,
-                                                    3,
-                                                    4,
-                                                    {1, 1},
-                                                    {1, 1, 1, 1},
-                                                    {1, 1},
-                                                    true,
-                                                    false,
-                                                    false},
-                                           ConvCase{"Pointwise1x1",
-                                                    2,
-                                                    16,
-                                                    5,
-                                                    5,
-                                                    12,
-                                                    1,
-                                                    1,
-                                                    1,
-                                                    {1, 1},
-                                                    {0, 0, 0, 0},
-                                                    {1, 1},
-                                                    false,
-                                                    false,
-                                                    false},
-                                           ConvCase{"Kernel7x1",
-                                                    1,
-                                                    4,
-                                                    12,
-                                                    9,
-                                                    6,
-                                                    7,
-                                                    1,
-                                                    1,
-                                                    {1, 1},
-                                                    {3, 0, 3, 0},
-                                                    {1, 1},
-                                                    false,
-                                                    false,
-                                                    false},
-                                           ConvCase{"BiasRelu",
-                                                    2,
-                                                    3,
-                                                    8,
-                                                    8,
-                                                    4,
-                                                    3,
-                                                    3,
-                                                    1,
-                                                    {1, 1},
-                                                    {1, 1, 1, 1},
-                                                    {1, 1},
-                                                    true,
-                                                    true,
-                                                    false},
-                                           ConvCase{"Nhwc",
-                                                    2,
-                                                    6,
-                                                    8,
-                                                    7,
-                                                    4,
-                                                    3,
-                                                    3,
-                                                    2,
-                                                    {2, 1},
-                                                    {1, 0, 1, 2},
-                                                    {1, 1},
-                                                    true,
-                                                    false,
-                                                    true},
-                                           ConvCase{"NhwcDepthwiseRelu",
-                                                    1,
-                                                    8,
-                                                    7,
-                                                    7,
-                                                    8,
-                                                    3,
-                                                    3,
-                                                    8,
-                                                    {1, 1},
-                                                    {1, 1, 1, 1},
-                                                    {2, 2},
-                                                    true,
-                                                    true,
-                                                    true},
-                                           // Channel counts that are not
-                                           // whole 16-channel blocks: the
-                                           // blocked layouts are padded.
-                                           ConvCase{"BlockedPaddedChannels",
-                                                    2,
-                                                    24,
-                                                    7,
-                                                    6,
-                                                    40,
-                                                    3,
-                                                    3,
-                                                    1,
-                                                    {1, 1},
-                                                    {1, 1, 1, 1},
-                                                    {1, 1},
-                                                    true,
-                                                    true,
-                                                    false},
-                                           ConvCase{"BlockedDepthwise",
-                                                    2,
-                                                    32,
-                                                    9,
-                                                    9,
-                                                    32,
-                                                    3,
-                                                    3,
-                                                    32,
-                                                    {2, 2},
-                                                    {1, 1, 1, 1},
-                                                    {1, 1},
-                                                    true,
-                                                    true,
-                                                    false}),
-                         [](const ::testing::TestParamInfo<ConvCase> &Info) {
-                           return Info.param.Name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConvolutionTest,
+    ::testing::Values(ConvCase{"Basic3x3",
+                               2,
+                               3,
+                               8,
+                               8,
+                               4,
+                               3,
+                               3,
+                               1,
+                               {1, 1},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               false,
+                               false,
+                               false},
+                      ConvCase{"Stride2AsymmetricPads",
+                               2,
+                               4,
+                               9,
+                               10,
+                               6,
+                               3,
+                               3,
+                               1,
+                               {2, 2},
+                               {0, 1, 1, 2},
+                               {1, 1},
+                               false,
+                               false,
+                               false},
+                      ConvCase{"Dilation2",
+                               1,
+                               3,
+                               11,
+                               11,
+                               5,
+                               3,
+                               3,
+                               1,
+                               {1, 1},
+                               {2, 2, 2, 2},
+                               {2, 2},
+                               false,
+                               false,
+                               false},
+                      ConvCase{"Groups2",
+                               2,
+                               6,
+                               7,
+                               7,
+                               8,
+                               3,
+                               3,
+                               2,
+                               {1, 1},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               false,
+                               false,
+                               false},
+                      ConvCase{"Depthwise",
+                               2,
+                               8,
+                               9,
+                               9,
+                               8,
+                               3,
+                               3,
+                               8,
+                               {2, 2},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               false,
+                               false,
+                               false},
+                      ConvCase{"DepthwiseMultiplier2",
+                               1,
+                               4,
+                               6,
+                               6,
+                               8,
+                               3,
+                               3,
+                               4,
+                               {1, 1},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               true,
+                               false,
+                               false},
+                      ConvCase{"Pointwise1x1",
+                               2,
+                               16,
+                               5,
+                               5,
+                               12,
+                               1,
+                               1,
+                               1,
+                               {1, 1},
+                               {0, 0, 0, 0},
+                               {1, 1},
+                               false,
+                               false,
+                               false},
+                      ConvCase{"Kernel7x1",
+                               1,
+                               4,
+                               12,
+                               9,
+                               6,
+                               7,
+                               1,
+                               1,
+                               {1, 1},
+                               {3, 0, 3, 0},
+                               {1, 1},
+                               false,
+                               false,
+                               false},
+                      ConvCase{"BiasRelu",
+                               2,
+                               3,
+                               8,
+                               8,
+                               4,
+                               3,
+                               3,
+                               1,
+                               {1, 1},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               true,
+                               true,
+                               false},
+                      ConvCase{"Nhwc",
+                               2,
+                               6,
+                               8,
+                               7,
+                               4,
+                               3,
+                               3,
+                               2,
+                               {2, 1},
+                               {1, 0, 1, 2},
+                               {1, 1},
+                               true,
+                               false,
+                               true},
+                      ConvCase{"NhwcDepthwiseRelu",
+                               1,
+                               8,
+                               7,
+                               7,
+                               8,
+                               3,
+                               3,
+                               8,
+                               {1, 1},
+                               {1, 1, 1, 1},
+                               {2, 2},
+                               true,
+                               true,
+                               true},
+                      // Channel counts that are not
+                      // whole 16-channel blocks: the
+                      // blocked layouts are padded.
+                      ConvCase{"BlockedPaddedChannels",
+                               2,
+                               24,
+                               7,
+                               6,
+                               40,
+                               3,
+                               3,
+                               1,
+                               {1, 1},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               true,
+                               true,
+                               false},
+                      ConvCase{"BlockedDepthwise",
+                               2,
+                               32,
+                               9,
+                               9,
+                               32,
+                               3,
+                               3,
+                               32,
+                               {2, 2},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               true,
+                               true,
+                               false},
+                      // Residual adds: the output's
+                      // contents are added before the
+                      // activation, on NHWC as it is
+                      // and through the blocked
+                      // layout NCHW computes in.
+                      ConvCase{"NhwcAccumulateRelu",
+                               2,
+                               16,
+                               6,
+                               6,
+                               32,
+                               1,
+                               1,
+                               1,
+                               {1, 1},
+                               {0, 0, 0, 0},
+                               {1, 1},
+                               true,
+                               FNN_POST_ACCUMULATE | FNN_POST_RELU,
+                               true},
+                      ConvCase{"BlockedAccumulate",
+                               2,
+                               24,
+                               7,
+                               6,
+                               40,
+                               3,
+                               3,
+                               1,
+                               {2, 1},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               false,
+                               FNN_POST_ACCUMULATE,
+                               false},
+                      ConvCase{"NhwcDepthwiseRelu6",
+                               2,
+                               16,
+                               9,
+                               9,
+                               16,
+                               3,
+                               3,
+                               16,
+                               {1, 1},
+                               {1, 1, 1, 1},
+                               {1, 1},
+                               true,
+                               FNN_POST_RELU6,
+                               true},
+                      ConvCase{"NhwcAccumulateRelu6",
+                               1,
+                               8,
+                               5,
+                               5,
+                               16,
+                               1,
+                               1,
+                               1,
+                               {1, 1},
+                               {0, 0, 0, 0},
+                               {1, 1},
+                               false,
+                               FNN_POST_ACCUMULATE | FNN_POST_RELU6,
+                               true}),
+    [](const ::testing::TestParamInfo<ConvCase> &Info) {
+      return Info.param.Name;
+    });
 
 fnn_conv2d_desc basicDesc() {
   fnn_conv2d_desc D{};
@@ -347,11 +431,11 @@ TEST_F(KernelTest, ConvReadsTheFilterOnEveryCall) {
                      F = randomData(numElements(D.filter), 2),
                      B = randomData(32, 3), Y(numElements(D.output));
   fnn_conv2d_forward(K.get(), X.data(), F.data(), B.data(), Y.data());
-  expectClose(Y, reference(P, X, F, B, 6, 6));
+  expectClose(Y, reference(P, X, F, B, {}, 6, 6));
   for (float &V : F)
     V = 0.5f - V;
   fnn_conv2d_forward(K.get(), X.data(), F.data(), B.data(), Y.data());
-  expectClose(Y, reference(P, X, F, B, 6, 6));
+  expectClose(Y, reference(P, X, F, B, {}, 6, 6));
 }
 
 // With constant_filter (inference) a filter that oneDNN wants in another
@@ -376,7 +460,7 @@ TEST_F(KernelTest, ConvKeepsAConstantFilter) {
                        B = randomData(32, 3), Y(numElements(D.output));
     std::vector<float> XIn = Nhwc ? nchwToNhwc(X, 2, 32, 6, 6) : X;
     std::vector<float> FIn = Nhwc ? nchwToNhwc(F, 32, 32, 3, 3) : F;
-    std::vector<double> Ref = reference(P, X, F, B, 6, 6);
+    std::vector<double> Ref = reference(P, X, F, B, {}, 6, 6);
     for (int Call = 0; Call < 2; ++Call) {
       fnn_conv2d_forward(K.get(), XIn.data(), FIn.data(), B.data(), Y.data());
       expectClose(Nhwc ? nhwcToNchw(Y, 2, 32, 6, 6) : Y, Ref);

@@ -54,13 +54,28 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
       `fastnn.fused_into_producer` on that relu: the kernel's epilogue
       applies it (oneDNN post-ops, cuDNN and cuBLASLt epilogues), and the
       relu takes neither memory nor code;
+    - `fastnn.post_op = "relu6"` on a conv2d whose result only a clip
+      0..6 reads, `fastnn.fused_into_producer` on the clip (the batch norm
+      and matmul kernels fuse a relu at most);
+    - `fastnn.accumulate` on a conv2d whose result only an add reads, and
+      `fastnn.fused_into_producer` on the add: a residual add computed in
+      place, the convolution adding its result to the other addend's
+      buffer, which becomes its output. Only where that buffer may be
+      overwritten: computed in this step before the convolution (an addend
+      computed after it from values available before, ResNet v1's
+      subsampled shortcut, moves before it), from the step's inputs (not
+      from parameters alone, which an inference step computes once), and
+      read by nothing at or after the convolution but the add. A relu or
+      relu6 after the add is then the convolution's post-op (sum, then
+      activation);
     - `fastnn.bias_fused` on a matmul whose result only an add of a vector
       over its last dimension reads, the vector computed before the matmul
       runs (and no post-op yet), and `fastnn.fused_into_producer` on the
       add: the kernel adds the bias;
     - `fastnn.inline_into_consumer` on an elementwise op whose result only
       one elementwise op of the same shape reads, at most 8 ops later with
-      nothing between that writes memory, and whose user reads no
+      nothing between that writes memory (an accumulating convolution
+      writes its addend's), and whose user reads no
       collective's result: it is computed inside the user's loop nest
       (chains inline whole), without a buffer;
     - `fastnn.codegen = "loops"` on f32 reductions where one output element
@@ -83,6 +98,18 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
     %c = fastnn.conv2d %x, %w {fastnn.post_op = "relu"} : ...
     %r = fastnn.relu %c {fastnn.fused_into_producer} : tensor<1x4x8x8xf32>
     %s = fastnn.reduce_sum %r {axes = array<i64: 2, 3>, fastnn.codegen = "loops"} : ...
+    ```
+    A residual block's end, before:
+    ```mlir
+    %b = fastnn.conv2d %h, %w3 : ...
+    %s = fastnn.add %b, %shortcut : ...
+    %y = fastnn.relu %s : ...
+    ```
+    After (one kernel call writing into %shortcut's buffer):
+    ```mlir
+    %b = fastnn.conv2d %h, %w3 {fastnn.accumulate, fastnn.post_op = "relu"} : ...
+    %s = fastnn.add %b, %shortcut {fastnn.fused_into_producer} : ...
+    %y = fastnn.relu %s {fastnn.fused_into_producer} : ...
     ```
   }];
   let options = [

@@ -36,26 +36,42 @@ LogicalResult readFusion(Block &body, ArenaLayout &layout) {
            llvm::zip(op.getResults(), op.getOperands()))
         layout.aliasOf[result] = operand;
     if (auto postOp = op.getAttrOfType<StringAttr>(kPostOpAttr)) {
-      if (postOp.getValue() != kPostOpRelu)
+      if (postOp.getValue() == kPostOpRelu)
+        layout.postOps[&op] = FNN_POST_RELU;
+      else if (postOp.getValue() == kPostOpRelu6 && isa<Conv2DOp>(op))
+        layout.postOps[&op] = FNN_POST_RELU6;
+      else
         return op.emitOpError("has post-op '")
                << postOp.getValue() << "', which the runtime kernels lack";
-      layout.postOps[&op] = FNN_POST_RELU;
+    }
+    if (op.hasAttr(kAccumulateAttr)) {
+      if (!isa<Conv2DOp>(op))
+        return op.emitOpError("accumulates, which only conv2d kernels do");
+      layout.postOps[&op] |= FNN_POST_ACCUMULATE;
+      layout.accumulating.insert(&op);
     }
     if (op.hasAttr(kFusedIntoProducerAttr)) {
-      if (auto relu = dyn_cast<ReluOp>(op)) {
-        layout.aliasOf[relu.getResult()] = relu.getInput();
+      if (isa<ReluOp, ClipOp>(op)) {
+        layout.aliasOf[op.getResult(0)] = op.getOperand(0);
       } else if (auto add = dyn_cast<AddOp>(op)) {
-        for (auto [product, bias] : {std::pair{add.getLhs(), add.getRhs()},
-                                     std::pair{add.getRhs(), add.getLhs()}}) {
-          auto matmul = product.getDefiningOp<MatMulOp>();
-          if (!matmul || !matmul->hasAttr(kBiasFusedAttr))
+        for (auto [product, other] : {std::pair{add.getLhs(), add.getRhs()},
+                                      std::pair{add.getRhs(), add.getLhs()}}) {
+          Operation *producer = product.getDefiningOp();
+          if (producer && isa<MatMulOp>(producer) &&
+              producer->hasAttr(kBiasFusedAttr)) {
+            layout.fusedBias[producer] = other;
+          } else if (producer && layout.accumulating.contains(producer)) {
+            // The convolution writes into the addend's buffer.
+            layout.aliasOf[product] = other;
+          } else {
             continue;
-          layout.fusedBias[matmul] = bias;
+          }
           layout.aliasOf[add.getResult()] = product;
           break;
         }
         if (!layout.aliasOf.count(add.getResult()))
-          return op.emitOpError("is fused into no matmul that takes a bias");
+          return op.emitOpError("is fused into no matmul that takes a bias "
+                                "and no accumulating convolution");
       } else {
         return op.emitOpError("cannot be fused into its producer");
       }
@@ -167,6 +183,8 @@ void placeWaits(Block &body, ArrayRef<BucketSlices> buckets,
       if (Value bias = layout.fusedBias.lookup(&op))
         read(&op, bias);
     }
+    if (layout.accumulating.contains(&op))
+      read(&op, op.getResult(0));
     if (auto allreduce = dyn_cast<AllReduceOp>(op)) {
       for (Value slice : bucketOf[allreduce]->slices)
         inFlight[slice] = allreduce;

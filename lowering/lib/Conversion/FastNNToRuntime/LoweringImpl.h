@@ -9,6 +9,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace fastnn::lowering {
@@ -22,6 +23,9 @@ struct ArenaLayout {
   /// Post-op (FNN_POST_*) fused into a kernel op, and the bias add fused
   /// into a matmul.
   llvm::DenseMap<mlir::Operation *, int64_t> postOps;
+  /// Kernels that write into another value's buffer, adding to it (an
+  /// accumulating convolution): their result is an alias, yet they run.
+  llvm::DenseSet<mlir::Operation *> accumulating;
   llvm::DenseMap<mlir::Operation *, mlir::Value> fusedBias;
   /// Elementwise ops computed inside the loop nest of their only user (an
   /// elementwise op of the same shape): their results take no memory and
@@ -60,23 +64,30 @@ struct ArenaLayout {
   }
   /// A view of another buffer or an epilogue fused into its producer: an
   /// op with no code of its own (an allreduce's results alias its bucket,
-  /// yet it has work to do).
+  /// an accumulating kernel's its addend, yet they have work to do).
   bool isAlias(mlir::Operation *op) const {
     return !mlir::isa<mlir::fastnn::AllReduceOp>(op) &&
-           op->getNumResults() == 1 && aliasOf.count(op->getResult(0));
+           !accumulating.contains(op) && op->getNumResults() == 1 &&
+           aliasOf.count(op->getResult(0));
   }
 };
 
 /// The decisions fastnn-plan-fusion records on the ops (discardable
 /// attributes) and fastnn-lower-to-runtime reads; without them nothing is
 /// fused and every reduction is a kernel call.
-/// On a kernel (conv2d, batch_norm, matmul): the elementwise op its
-/// epilogue applies, "relu".
+/// On a kernel (conv2d, batch_norm, matmul): the activation its epilogue
+/// applies, "relu" (or, on conv2d, "relu6": clip 0..6).
 constexpr llvm::StringLiteral kPostOpAttr = "fastnn.post_op";
 constexpr llvm::StringLiteral kPostOpRelu = "relu";
+constexpr llvm::StringLiteral kPostOpRelu6 = "relu6";
+/// On a conv2d: the add that reads it is computed in place, the
+/// convolution's result added to the other addend's buffer, which becomes
+/// the convolution's output (before the activation, if any).
+constexpr llvm::StringLiteral kAccumulateAttr = "fastnn.accumulate";
 /// On a matmul: the add that reads it adds its bias.
 constexpr llvm::StringLiteral kBiasFusedAttr = "fastnn.bias_fused";
-/// On that relu or add: its result is the producer's (no buffer, no code).
+/// On that relu, relu6 clip or add: its result is the producer's (no buffer,
+/// no code).
 constexpr llvm::StringLiteral kFusedIntoProducerAttr =
     "fastnn.fused_into_producer";
 /// On an elementwise op: computed inside its only user's loop nest.

@@ -55,14 +55,21 @@ public:
 
   void plan(Block &body) {
     for (Operation &op : body) {
+      noteWhetherVaries(op);
       if (op.hasTrait<OpTrait::fastnn::ResultsAliasOperands>()) {
         for (auto [result, operand] :
              llvm::zip(op.getResults(), op.getOperands()))
           aliases.add(result, operand);
       } else if (auto add = dyn_cast<AddOp>(op)) {
-        fuseMatMulBias(add);
+        if (!fuseMatMulBias(add))
+          fuseResidualAdd(add);
       } else if (auto relu = dyn_cast<ReluOp>(op)) {
-        fuseRelu(relu);
+        fuseActivation(relu.getInput(), relu, kPostOpRelu,
+                       /*convolutionsOnly=*/false);
+      } else if (auto clip = dyn_cast<ClipOp>(op)) {
+        if (clip.getMin().isZero() && clip.getMax().isExactlyValue(6.0))
+          fuseActivation(clip.getInput(), clip, kPostOpRelu6,
+                         /*convolutionsOnly=*/true);
       } else if (op.hasTrait<OpTrait::fastnn::Reduction>()) {
         op.setAttr(kCodegenAttr,
                    builder.getStringAttr(reducesInLoops(&op) ? kCodegenLoops
@@ -80,22 +87,113 @@ private:
            isFloat(op->getResult(0));
   }
 
-  /// A relu whose input a kernel computes, read by the relu alone, is the
+  /// An activation (relu, or relu6 where only convolutions take it) whose
+  /// input a kernel computes, read by the activation alone, is the
   /// kernel's post-op.
-  void fuseRelu(ReluOp relu) {
-    Value input = relu.getInput();
+  void fuseActivation(Value input, Operation *activation, StringRef postOp,
+                      bool convolutionsOnly) {
     Operation *kernel = aliases.root(input).getDefiningOp();
     if (!kernel || !input.hasOneUse() || !acceptsPostOp(kernel) ||
-        kernel->hasAttr(kPostOpAttr))
+        kernel->hasAttr(kPostOpAttr) ||
+        (convolutionsOnly && !isa<Conv2DOp>(kernel)))
       return;
-    kernel->setAttr(kPostOpAttr, builder.getStringAttr(kPostOpRelu));
-    relu->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
-    aliases.add(relu.getResult(), input);
+    kernel->setAttr(kPostOpAttr, builder.getStringAttr(postOp));
+    activation->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
+    aliases.add(activation->getResult(0), input);
+  }
+
+  /// `add(conv(x), r)`, the convolution read by the add alone, is the
+  /// convolution accumulating into r's buffer (a residual add, ResNet's
+  /// shortcut) when r's buffer may be overwritten there: a per-step value
+  /// computed before the convolution that nothing but the add reads later
+  /// (nor the convolution itself). A relu or relu6 after the add then
+  /// becomes the convolution's activation.
+  void fuseResidualAdd(AddOp add) {
+    if (!isFloat(add.getResult()))
+      return;
+    for (auto [product, addend] : {std::pair{add.getLhs(), add.getRhs()},
+                                   std::pair{add.getRhs(), add.getLhs()}}) {
+      auto conv = product.getDefiningOp<Conv2DOp>();
+      if (!conv || !product.hasOneUse() || conv->hasAttr(kPostOpAttr) ||
+          conv->hasAttr(kAccumulateAttr) || !isFloat(product) ||
+          addend.getType() != product.getType() ||
+          add.getType() != product.getType())
+        continue;
+      // An addend computed after the convolution from values it could
+      // read before (ResNet v1's subsampled shortcut) is computed first.
+      Operation *producer = addend.getDefiningOp();
+      Operation *next = producer ? producer->getNextNode() : nullptr;
+      bool moved = producer && producer->getBlock() == conv->getBlock() &&
+                   conv->isBeforeInBlock(producer) &&
+                   producer->getNumRegions() == 0 &&
+                   isMemoryEffectFree(producer) &&
+                   llvm::all_of(producer->getOperands(), [&](Value operand) {
+                     Operation *def = operand.getDefiningOp();
+                     return !def || def->getBlock() != conv->getBlock() ||
+                            def->isBeforeInBlock(conv);
+                   });
+      if (moved)
+        producer->moveBefore(conv);
+      if (!mayOverwrite(addend, conv, add)) {
+        if (moved)
+          producer->moveBefore(next);
+        continue;
+      }
+      conv->setAttr(kAccumulateAttr, builder.getUnitAttr());
+      add->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
+      aliases.add(add.getResult(), product);
+      return;
+    }
+  }
+
+  /// Whether \p kernel may write into \p value's buffer: a buffer computed
+  /// in this step before \p kernel (not a parameter, a constant, a step
+  /// input, or computed from parameters and constants alone) that neither \p
+  /// kernel nor any op after it reads, through any view, except \p fusedAdd.
+  bool mayOverwrite(Value value, Operation *kernel, Operation *fusedAdd) {
+    Value root = aliases.root(value);
+    Operation *producer = root.getDefiningOp();
+    if (!producer || producer->getBlock() != kernel->getBlock() ||
+        !producer->isBeforeInBlock(kernel) || !varying.contains(producer) ||
+        !(producer->hasTrait<OpTrait::fastnn::RunsAsKernel>() ||
+          producer->hasTrait<OpTrait::fastnn::Elementwise>()))
+      return false;
+    SmallVector<Value> views = {root};
+    while (!views.empty()) {
+      Value view = views.pop_back_val();
+      for (Operation *user : view.getUsers()) {
+        if (user == fusedAdd)
+          continue;
+        if (user == kernel || user->getBlock() != kernel->getBlock() ||
+            kernel->isBeforeInBlock(user))
+          return false;
+        if (user->hasTrait<OpTrait::fastnn::ResultsAliasOperands>() ||
+            user->hasAttr(kFusedIntoProducerAttr))
+          llvm::append_range(views, user->getResults());
+      }
+    }
+    return true;
+  }
+
+  /// Records whether \p op's results can differ between runs of the step:
+  /// it reads a step input or a value that varies, or reads nothing and is
+  /// no parameter or constant. (In an inference step the lowering computes
+  /// the others once, into buffers that live on.)
+  void noteWhetherVaries(Operation &op) {
+    bool varies = op.getNumOperands() == 0
+                      ? !isa<ParamOp, ConstantOp>(op)
+                      : llvm::any_of(op.getOperands(), [&](Value operand) {
+                          Operation *producer = operand.getDefiningOp();
+                          return !producer || varying.contains(producer) ||
+                                 producer->getBlock() != op.getBlock();
+                        });
+    if (varies)
+      varying.insert(&op);
   }
 
   /// `add(matmul(a, b), bias)` with a vector bias over the last dimension,
   /// computed before the matmul runs, is the matmul's bias.
-  void fuseMatMulBias(AddOp add) {
+  bool fuseMatMulBias(AddOp add) {
     for (auto [product, bias] : {std::pair{add.getLhs(), add.getRhs()},
                                  std::pair{add.getRhs(), add.getLhs()}}) {
       auto matmul = product.getDefiningOp<MatMulOp>();
@@ -113,8 +211,9 @@ private:
       matmul->setAttr(kBiasFusedAttr, builder.getUnitAttr());
       add->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
       aliases.add(add.getResult(), product);
-      return;
+      return true;
     }
+    return false;
   }
 
   /// f32 reductions where each output element reduces at most
@@ -159,14 +258,15 @@ private:
       // producer's operands alive until then (a forward value read only in
       // the backward would hold two buffers for one), and the scan below
       // stays bounded. Nor may the reads move past a write to existing
-      // buffers (a state update, an optimizer step, a collective).
+      // buffers (a state update, an optimizer step, a collective, a
+      // convolution accumulating into its addend).
       Operation *between = op.getNextNode();
       for (int distance = 0; distance < kMaxInlineDistance; ++distance) {
         if (between == user) {
           op.setAttr(kInlineIntoConsumerAttr, builder.getUnitAttr());
           break;
         }
-        if (!isMemoryEffectFree(between))
+        if (!isMemoryEffectFree(between) || between->hasAttr(kAccumulateAttr))
           break;
         between = between->getNextNode();
       }
@@ -176,6 +276,7 @@ private:
   Builder builder;
   int64_t maxLoopReduction;
   Aliases aliases;
+  llvm::DenseSet<Operation *> varying;
 };
 
 struct PlanFusionPass

@@ -57,9 +57,19 @@ enum fnn_dtype {
   FNN_BOOL = 9
 };
 enum fnn_layout { FNN_NCHW = 0, FNN_NHWC = 1 };
-/* Elementwise work fused after an op's output (oneDNN post-op, cuDNN
- * fused epilogue). */
-enum fnn_post_op { FNN_POST_NONE = 0, FNN_POST_RELU = 1 };
+/* Elementwise work fused after an op's output (oneDNN post-ops, cuDNN
+ * blending and activation): an activation, optionally or'ed with
+ * FNN_POST_ACCUMULATE, which adds the output buffer's prior contents to the
+ * op's result before the activation (a residual add computed in place, in
+ * the addend's buffer). Convolutions take every combination; matmul and
+ * batch norm FNN_POST_NONE or FNN_POST_RELU. */
+enum fnn_post_op {
+  FNN_POST_NONE = 0,
+  FNN_POST_RELU = 1,
+  FNN_POST_RELU6 = 2, /* min(max(x, 0), 6) */
+  FNN_POST_ACTIVATION_MASK = 7,
+  FNN_POST_ACCUMULATE = 8
+};
 enum fnn_pool_kind { FNN_POOL_MAX = 0, FNN_POOL_AVG = 1 };
 enum fnn_reduce_kind {
   FNN_REDUCE_SUM = 0,

@@ -36,6 +36,13 @@ std::string chromeTraceJson(const std::string &Title,
                             const std::vector<std::string> &Threads,
                             const std::vector<TimelineSpan> &Spans);
 
+/// Where the time of \p Spans went, by op kind (a span's name up to its
+/// first space: "conv2d", "add", ...): one line per kind, the largest
+/// first, with its calls, milliseconds and share of \p TotalNs (the wall
+/// time the spans lie in), and a last line for the time in no span.
+std::string spanSummary(const std::vector<TimelineSpan> &Spans,
+                        int64_t TotalNs);
+
 /// Writes chromeTraceJson atomically to Path.
 Status writeChromeTrace(const std::string &Path, const std::string &Title,
                         const std::vector<std::string> &Threads,

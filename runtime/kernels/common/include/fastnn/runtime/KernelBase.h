@@ -48,7 +48,14 @@ void checkF32(int64_t DType);
 /// FNN_F32, FNN_BF16 or FNN_F16: the types of mixed-precision training.
 void checkFloatType(int64_t DType);
 void checkLayout(int64_t Layout);
+/// A post-op word as convolutions take it: FNN_POST_NONE, FNN_POST_RELU or
+/// FNN_POST_RELU6, optionally or'ed with FNN_POST_ACCUMULATE.
 void checkPostOp(int64_t PostOp);
+/// checkPostOp for kernels that fuse a relu at most (matmul, batch norm).
+void checkReluPostOp(int64_t PostOp, const char *Kernel);
+/// ", accumulate, relu6" and the like: a post-op in a kernel's description
+/// ("" for FNN_POST_NONE).
+std::string postOpText(int64_t PostOp);
 
 /// Runs \p Make(*Desc) (which returns a std::unique_ptr to the new kernel)
 /// at the ABI boundary: any exception becomes NULL plus a one-line
