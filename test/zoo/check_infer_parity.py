@@ -10,7 +10,9 @@ The error measure is max|fastnn - reference| / max|reference| per output;
 it must be at most 1e-4 (fp32).
 """
 import argparse
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -64,10 +66,25 @@ def run_infer(fastnnc, onnx_file, tmp, images, names, batch_size):
     subprocess.run([fastnnc, str(onnx_file), "--mode=infer",
                     f"--batch-size={batch_size}", "-o", str(exe)], check=True)
     np.save(tmp / "images.npy", images)
-    subprocess.run([str(exe), "--input", f"images={tmp / 'images.npy'}",
-                    "--output-dir", str(tmp)], check=True,
-                   stdout=subprocess.DEVNULL)
+    timeline = tmp / "timeline.json"
+    ran = subprocess.run([str(exe), "--input", f"images={tmp / 'images.npy'}",
+                          "--output-dir", str(tmp), "--profile",
+                          str(timeline)], check=True, capture_output=True,
+                         text=True)
+    check_profile(ran.stdout, timeline)
     return [np.load(tmp / f"{name}.npy") for name in names]
+
+
+def check_profile(printed, timeline):
+    """infer.bin --profile: the timeline holds one span per op the summary
+    counts, and the convolutions are among them."""
+    spans = [e for e in json.loads(timeline.read_text())["traceEvents"]
+             if e.get("cat") == "kernel"]
+    kinds = re.findall(r"^  (\S+)\s+(\d+) calls", printed, re.MULTILINE)
+    counted = sum(int(calls) for _, calls in kinds)
+    if not spans or counted != len(spans) or "conv2d" not in dict(kinds):
+        sys.exit(f"FAILED: infer.bin --profile printed {kinds} for "
+                 f"{len(spans)} timeline spans:\n{printed}")
 
 
 def compare(model, name, ours, against):
