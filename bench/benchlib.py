@@ -73,6 +73,32 @@ def fastnnc_line(fastnnc):
                 built.strftime("%Y-%m-%d %H:%M UTC"), commit[:70]))
 
 
+def forward_macs(name):
+    """Multiply-adds of one image's forward pass (convolutions, matmuls) of
+    zoo model `name`, counted on the zoo's module with Debian's torch."""
+    import torch
+    sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
+    from fastnn_zoo.onnx_export import build_model
+
+    model, config = build_model(name, seed=0)
+    model.eval()
+    macs = [0]
+
+    def count(module, inputs, output):
+        if isinstance(module, torch.nn.Conv2d):
+            kernel = module.weight[0].numel()
+            macs[0] += output.numel() * kernel
+        elif isinstance(module, torch.nn.Linear):
+            macs[0] += output.numel() * module.in_features
+
+    for module in model.modules():
+        module.register_forward_hook(count)
+    size = config["image_size"]
+    with torch.no_grad():
+        model(torch.zeros(1, config["channels"], size, size))
+    return macs[0]
+
+
 def run(command, env=None):
     """Runs `command`, returning its stdout and stderr together; raises
     with that output if it fails."""

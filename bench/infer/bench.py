@@ -4,7 +4,9 @@ For each model: export it from the zoo (seed 0), compile it with `fastnnc
 --mode=infer`, then time infer.bin and ONNX Runtime 1.32 (.venv-torch2, CPU
 execution provider, all graph optimizations) on the same ONNX file, same
 batch and thread count, in alternating rounds within this one run, each
-round a process of its own; the best round of each counts. Prints a
+round a process of its own; the best round of each counts. infer.bin's
+GFLOP/s (2 x the forward's multiply-adds per image) is shown as a share of
+the fp32 matrix-product peak measured in the same run. Prints a
 markdown section for bench/RESULTS.md on stdout (progress on stderr). Run
 through bench/infer/run.sh.
 """
@@ -20,8 +22,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 from benchlib import (  # noqa: E402
-    fastnnc_line, load_average, log, machine_line, peer_versions,
-    require_peers, run, run_peer)
+    fastnnc_line, forward_macs, load_average, log, machine_line,
+    peer_versions, require_peers, run, run_peer)
 
 # (model, batch, timed runs per round): ~1-3 s per round on this machine.
 CASES = [("lenet", 64, 300), ("resnet_v1_50", 8, 6), ("mobilenet_v2", 8, 20)]
@@ -51,6 +53,9 @@ def main():
     require_peers()
     thread_counts = [int(t) for t in args.threads.split(",")]
     load_before = load_average()
+    peaks = {t: run_peer("torch", ["gemm-peak", str(t), "fp32"], t)[0]
+             for t in thread_counts}
+    log("fp32 matrix-product peaks: %s GFLOP/s" % peaks)
     fastnnc = os.path.join(args.build_dir, "bin", "fastnnc")
     wanted = args.models.split(",")
     versions = peer_versions()[:1]  # ONNX Runtime is .venv-torch2's
@@ -86,7 +91,7 @@ def main():
                         "Runtime %.2f ms" % (name, threads, r + 1, ours[-1],
                                              theirs[-1]))
                 rows.append((name, batch_size, threads, repeat, compile_s,
-                             min(ours), min(theirs)))
+                             min(ours), min(theirs), forward_macs(name)))
     load_after = load_average()
     lines = [
         "## Inference (CPU backend)",
@@ -108,19 +113,27 @@ def main():
         "- infer.bin: oneDNN 2.6 (Debian libdnnl), OMP_NUM_THREADS = the "
         "thread count.",
     ] + ["- %s." % v for v in versions] + [
+        "- fp32 matrix-product peak of PyTorch 2's kernels (2048^2, best of "
+        "torch.mm and oneDNN 3.13's linear, this run): %s." % ", ".join(
+            "%.0f GFLOP/s at %d thread(s)" % (peaks[t], t)
+            for t in thread_counts),
         "",
         "| model | batch | threads | runs/round | fastnnc compile (s) | "
         "infer.bin (ms/run) | infer.bin (img/s) | ONNX Runtime (ms/run) | "
-        "ONNX Runtime (img/s) | ratio | target |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "ONNX Runtime (img/s) | ratio | target | infer.bin GFLOP/s (share "
+        "of peak) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, batch_size, threads, repeat, compile_s, ours, theirs in rows:
+    for (name, batch_size, threads, repeat, compile_s, ours, theirs,
+         macs) in rows:
+        gflops = 2 * macs * batch_size / (ours / 1e3) / 1e9
         lines.append("| %s | %d | %d | %d | %.1f | %.2f | %.1f | %.2f | %.1f "
-                     "| %.2f | %s |" % (
+                     "| %.2f | %s | %.0f (%.0f%%) |" % (
                          name, batch_size, threads, repeat, compile_s, ours,
                          batch_size * 1e3 / ours, theirs,
                          batch_size * 1e3 / theirs, theirs / ours,
-                         ">= %.1f" % TARGET if threads == 2 else "-"))
+                         ">= %.1f" % TARGET if threads == 2 else "-",
+                         gflops, 100 * gflops / peaks[threads]))
     print("\n".join(lines))
 
 

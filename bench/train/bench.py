@@ -32,12 +32,9 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.path.insert(0, os.path.join(ROOT, "tools", "zoo"))
 
 from benchlib import (  # noqa: E402
-    fastnnc_line, import_rss, load_average, log, machine_line, peer_versions,
-    require_peers, run, run_measured, run_peer)
+    fastnnc_line, forward_macs, import_rss, load_average, log, machine_line,
+    peer_versions, require_peers, run, run_measured, run_peer)
 from peers import WARMUP_STEPS  # noqa: E402
-
-# Debian's torch: the zoo's exporter and the multiply-add count only.
-import torch  # noqa: E402
 
 from fastnn_zoo.onnx_export import build_model  # noqa: E402
 
@@ -62,27 +59,6 @@ def time_fastnn(binary, steps, threads):
     if len(rates) < 2:
         raise RuntimeError("unexpected train.bin output: " + out)
     return rates[-1], rss
-
-
-def forward_macs(name):
-    """Multiply-adds of one image's forward pass (convolutions, matmuls)."""
-    model, config = build_model(name, seed=0)
-    model.eval()
-    macs = [0]
-
-    def count(module, inputs, output):
-        if isinstance(module, torch.nn.Conv2d):
-            kernel = module.weight[0].numel()
-            macs[0] += output.numel() * kernel
-        elif isinstance(module, torch.nn.Linear):
-            macs[0] += output.numel() * module.in_features
-
-    for module in model.modules():
-        module.register_forward_hook(count)
-    size = config["image_size"]
-    with torch.no_grad():
-        model(torch.zeros(1, config["channels"], size, size))
-    return macs[0]
 
 
 def compile_fastnn(fastnnc, onnx_file, binary, batch_size, classes,
