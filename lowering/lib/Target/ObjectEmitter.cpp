@@ -123,12 +123,12 @@ void optimize(llvm::Module &module, llvm::TargetMachine &machine) {
       .run(module, moduleAnalyses);
 }
 
-/// Translates `modules` into one LLVM module in `llvmContext` and optimises
-/// it for `machine`.
+/// Translates `modules` into one LLVM module in `llvmContext` for
+/// `machine`, optimised (O3) if `optimized`.
 std::unique_ptr<llvm::Module>
-translateAndOptimize(ArrayRef<ModuleOp> modules, llvm::LLVMContext &llvmContext,
-                     llvm::TargetMachine &machine, TimingScope &timing,
-                     std::string &error) {
+translateAndLink(ArrayRef<ModuleOp> modules, llvm::LLVMContext &llvmContext,
+                 llvm::TargetMachine &machine, bool optimized,
+                 TimingScope &timing, std::string &error) {
   TimingScope translation = timing.nest("Translate to LLVM IR");
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
@@ -153,11 +153,13 @@ translateAndOptimize(ArrayRef<ModuleOp> modules, llvm::LLVMContext &llvmContext,
       return nullptr;
     }
   }
-  translation.stop();
-  TimingScope optimization = timing.nest("LLVM O3");
   llvmModule->setDataLayout(machine.createDataLayout());
   llvmModule->setTargetTriple(machine.getTargetTriple());
-  optimize(*llvmModule, machine);
+  translation.stop();
+  if (optimized) {
+    TimingScope optimization = timing.nest("LLVM O3");
+    optimize(*llvmModule, machine);
+  }
   return llvmModule;
 }
 
@@ -187,21 +189,22 @@ LogicalResult emitObject(llvm::Module &module, llvm::TargetMachine &machine,
   return success();
 }
 
-/// `modules` translated into one LLVM module and optimised for the host,
-/// with the context and machine it was made in and for.
-struct OptimizedHostModule {
+/// `modules` translated into one LLVM module for the host (optimised if
+/// asked), with the context and machine it was made in and for.
+struct HostModule {
   HostTarget host;
   std::unique_ptr<llvm::TargetMachine> machine;
   llvm::LLVMContext context;
   // Last: destroyed before the context it lives in.
   std::unique_ptr<llvm::Module> module;
 
-  LogicalResult build(ArrayRef<ModuleOp> modules, TimingScope &timing,
-                      std::string &error) {
+  LogicalResult build(ArrayRef<ModuleOp> modules, bool optimized,
+                      TimingScope &timing, std::string &error) {
     if (failed(lookUpHostTarget(host, error)))
       return failure();
     machine = host.createMachine();
-    module = translateAndOptimize(modules, context, *machine, timing, error);
+    module =
+        translateAndLink(modules, context, *machine, optimized, timing, error);
     return success(module != nullptr);
   }
 };
@@ -212,8 +215,8 @@ LogicalResult fastnn::printHostLLVMIR(ArrayRef<ModuleOp> modules,
                                       llvm::raw_ostream &os,
                                       std::string &error) {
   TimingScope timing;
-  OptimizedHostModule optimized;
-  if (failed(optimized.build(modules, timing, error)))
+  HostModule optimized;
+  if (failed(optimized.build(modules, /*optimized=*/true, timing, error)))
     return failure();
   optimized.module->print(os, nullptr);
   return success();
@@ -223,14 +226,19 @@ LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
                                       ArrayRef<std::string> objectFiles,
                                       unsigned threads, TimingScope &timing,
                                       std::string &error) {
-  OptimizedHostModule optimized;
-  if (failed(optimized.build(modules, timing, error)))
+  // Several parts are split before O3, which then runs in each part's
+  // thread too: O3 was most of a big model's compile (nasnet_mobile: 24 of
+  // 41 s of LLVM's share). The loop nests are separate functions called
+  // through fnn_parallel_for, so little crosses parts that O3 could use.
+  const bool split = objectFiles.size() > 1;
+  HostModule whole;
+  if (failed(whole.build(modules, /*optimized=*/!split, timing, error)))
     return failure();
-  std::unique_ptr<llvm::Module> &llvmModule = optimized.module;
-  TimingScope codegenTiming = timing.nest("LLVM code generation");
-  if (objectFiles.size() == 1)
-    return emitObject(*llvmModule, *optimized.machine, objectFiles.front(),
-                      error);
+  std::unique_ptr<llvm::Module> &llvmModule = whole.module;
+  TimingScope codegenTiming = timing.nest(split ? "LLVM O3 and code generation"
+                                                : "LLVM code generation");
+  if (!split)
+    return emitObject(*llvmModule, *whole.machine, objectFiles.front(), error);
 
   // An LLVMContext serves one thread: each part travels as bitcode into a
   // context of its own. SplitModule gives the internal symbols hidden
@@ -260,7 +268,8 @@ LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
         return;
       }
       std::unique_ptr<llvm::TargetMachine> partMachine =
-          optimized.host.createMachine();
+          whole.host.createMachine();
+      optimize(**part, *partMachine);
       (void)emitObject(**part, *partMachine, objectFiles[index], errors[index]);
     });
   pool.wait();

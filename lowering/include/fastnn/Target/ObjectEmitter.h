@@ -36,10 +36,11 @@ mlir::LogicalResult printHostLLVMIR(llvm::ArrayRef<mlir::ModuleOp> modules,
 
 /// Translates, links and optimises as printHostLLVMIR does, then generates
 /// host code as relocatable (position independent) objects, one per path in
-/// `objectFiles`: the optimised module is split into that many parts
-/// (llvm::SplitModule), generated on up to `threads` threads (0: one per
-/// core). The objects depend on the number of parts only, never on the
-/// threads; with one part the module's internal symbols stay internal.
+/// `objectFiles`: the linked module is split into that many parts
+/// (llvm::SplitModule), each optimised (O3) and generated on up to
+/// `threads` threads (0: one per core). The objects depend on the number of
+/// parts only, never on the threads; with one part the whole module is
+/// optimised at once and its internal symbols stay internal.
 /// `timing` gets the time of translation, optimisation and code generation.
 mlir::LogicalResult emitHostObjects(llvm::ArrayRef<mlir::ModuleOp> modules,
                                     llvm::ArrayRef<std::string> objectFiles,
