@@ -4,6 +4,7 @@
 #include "fastnn/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -31,17 +32,22 @@
 using namespace mlir;
 
 void fastnn::buildHostToLLVMDialectPipeline(OpPassManager &pm) {
-  pm.addPass(createSCFToControlFlowPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
-  pm.addPass(createLowerAffinePass());
+  // The passes that work function by function run nested on the functions,
+  // which the pass manager spreads over threads: a big model has thousands
+  // (its outlined loop nests).
+  OpPassManager &structured = pm.nest<func::FuncOp>();
+  structured.addPass(createSCFToControlFlowPass());
+  structured.addPass(memref::createExpandStridedMetadataPass());
+  structured.addPass(createLowerAffinePass());
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
-  pm.addPass(createConvertMathToLLVMPass());
+  pm.nest<func::FuncOp>().addPass(createConvertMathToLLVMPass());
   // What LLVM has no intrinsic for (math.erf) becomes a libm call, as the
   // intrinsics of tanh, exp and log become on x86 anyway; train.bin and
   // infer.bin link libm.
   pm.addPass(createConvertMathToLibmPass());
-  pm.addPass(createArithToLLVMConversionPass());
-  pm.addPass(createConvertIndexToLLVMPass());
+  OpPassManager &scalars = pm.nest<func::FuncOp>();
+  scalars.addPass(createArithToLLVMConversionPass());
+  scalars.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
