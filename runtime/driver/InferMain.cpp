@@ -142,12 +142,8 @@ void profileOneRun(void *arena, fnn_device *device, const std::string &path) {
   fnn_trace_enable(0);
   std::vector<fastnn::trainer::TimelineSpan> spans = {
       {"run", "step", 0, start, end}};
-  std::vector<fnn_trace_span> kernels(4096);
-  while (int64_t count = fnn_trace_collect(
-             kernels.data(), static_cast<int64_t>(kernels.size())))
-    for (int64_t k = 0; k < count; ++k)
-      spans.push_back({kernels[k].name, "kernel", 1, kernels[k].start_ns,
-                       kernels[k].end_ns});
+  for (const fnn_trace_span &kernel : fastnn::trainer::collectKernelSpans())
+    spans.push_back({kernel.name, "kernel", 1, kernel.start_ns, kernel.end_ns});
   if (fastnn::data::Status status = fastnn::trainer::writeChromeTrace(
           path, "infer.bin run", {"infer.bin", "compiled model"}, spans);
       !status.ok())

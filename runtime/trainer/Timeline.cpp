@@ -36,6 +36,17 @@ std::string micros(int64_t Ns) {
 
 } // namespace
 
+std::vector<fnn_trace_span> collectKernelSpans() {
+  std::vector<fnn_trace_span> Spans;
+  fnn_trace_span Buffer[1024];
+  for (;;) {
+    int64_t N = fnn_trace_collect(Buffer, 1024);
+    Spans.insert(Spans.end(), Buffer, Buffer + N);
+    if (N < 1024)
+      return Spans;
+  }
+}
+
 std::string chromeTraceJson(const std::string &Title,
                             const std::vector<std::string> &Threads,
                             const std::vector<TimelineSpan> &Spans) {

@@ -222,22 +222,6 @@ Status CheckpointHook::act(int64_t Step) {
 // TraceHook
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// The spans the compiled step recorded since tracing was turned on.
-std::vector<fnn_trace_span> collectKernelSpans() {
-  std::vector<fnn_trace_span> Spans;
-  fnn_trace_span Buffer[1024];
-  for (;;) {
-    int64_t N = fnn_trace_collect(Buffer, 1024);
-    Spans.insert(Spans.end(), Buffer, Buffer + N);
-    if (N < 1024)
-      return Spans;
-  }
-}
-
-} // namespace
-
 TraceHook::TraceHook(std::string Dir, int64_t ProfileEvery,
                      int64_t StepsPerCall, bool PrintPlacement,
                      std::string DeviceName, ProgressLine &Progress)

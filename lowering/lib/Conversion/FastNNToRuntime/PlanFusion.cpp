@@ -64,12 +64,10 @@ public:
         if (!fuseMatMulBias(add))
           fuseResidualAdd(add);
       } else if (auto relu = dyn_cast<ReluOp>(op)) {
-        fuseActivation(relu.getInput(), relu, kPostOpRelu,
-                       /*convolutionsOnly=*/false);
+        fuseActivation(relu, kPostOpRelu, /*convolutionsOnly=*/false);
       } else if (auto clip = dyn_cast<ClipOp>(op)) {
         if (clip.getMin().isZero() && clip.getMax().isExactlyValue(6.0))
-          fuseActivation(clip.getInput(), clip, kPostOpRelu6,
-                         /*convolutionsOnly=*/true);
+          fuseActivation(clip, kPostOpRelu6, /*convolutionsOnly=*/true);
       } else if (op.hasTrait<OpTrait::fastnn::Reduction>()) {
         op.setAttr(kCodegenAttr,
                    builder.getStringAttr(reducesInLoops(&op) ? kCodegenLoops
@@ -90,8 +88,9 @@ private:
   /// An activation (relu, or relu6 where only convolutions take it) whose
   /// input a kernel computes, read by the activation alone, is the
   /// kernel's post-op.
-  void fuseActivation(Value input, Operation *activation, StringRef postOp,
+  void fuseActivation(Operation *activation, StringRef postOp,
                       bool convolutionsOnly) {
+    Value input = activation->getOperand(0);
     Operation *kernel = aliases.root(input).getDefiningOp();
     if (!kernel || !input.hasOneUse() || !acceptsPostOp(kernel) ||
         kernel->hasAttr(kPostOpAttr) ||
@@ -115,7 +114,7 @@ private:
                                    std::pair{add.getRhs(), add.getLhs()}}) {
       auto conv = product.getDefiningOp<Conv2DOp>();
       if (!conv || !product.hasOneUse() || conv->hasAttr(kPostOpAttr) ||
-          conv->hasAttr(kAccumulateAttr) || !isFloat(product) ||
+          conv->hasAttr(kAccumulateAttr) ||
           addend.getType() != product.getType() ||
           add.getType() != product.getType())
         continue;

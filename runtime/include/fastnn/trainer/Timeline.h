@@ -11,6 +11,7 @@
 #define FASTNN_TRAINER_TIMELINE_H
 
 #include "fastnn/data/Status.h"
+#include "fastnn/runtime/abi.h"
 
 #include <cstdint>
 #include <string>
@@ -28,6 +29,10 @@ struct TimelineSpan {
   int Thread = 0;
   int64_t StartNs = 0, EndNs = 0;
 };
+
+/// The spans the compiled step recorded since tracing was turned on
+/// (fnn_trace_collect until it has none left).
+std::vector<fnn_trace_span> collectKernelSpans();
 
 /// The timeline as Trace Event Format JSON: a process named Title, one
 /// named thread per entry of Threads, and one complete event ("ph": "X")

@@ -221,7 +221,7 @@ fnn_conv2d_desc convDesc(const Conv &P, int64_t Layout, bool Bias, bool Relu) {
 class CudaConv : public CudaTest,
                  public ::testing::WithParamInterface<std::tuple<Conv, int>> {};
 
-TEST_P(CudaConv, ForwardAndBackwardMatchFloat64) {
+TEST_P(CudaConv, ForwardPostOpsAndBackwardMatchFloat64) {
   const Conv &P = std::get<0>(GetParam());
   const int64_t Layout = std::get<1>(GetParam());
   const bool Nhwc = Layout == FNN_NHWC;
@@ -246,6 +246,20 @@ TEST_P(CudaConv, ForwardAndBackwardMatchFloat64) {
   expectClose(Back(download(DY, Dy.size()), P.N, P.O, P.OH, P.OW),
               convRef(P, X, Wt, &B, true), 1e-5);
 
+  // A residual add and relu6 as post-ops: cudnnConvolutionForward blends
+  // into the output's contents (beta 1), then the bias and the clipped relu.
+  std::vector<float> R = randomData(Dy.size(), 5, -8.f, 8.f);
+  void *DR = upload(In(R, P.N, P.O, P.OH, P.OW));
+  fnn_conv2d_desc AD = convDesc(P, Layout, true, false);
+  AD.post_op = FNN_POST_ACCUMULATE | FNN_POST_RELU6;
+  KernelPtr Accumulating(fnn_conv2d_create(Device, &AD));
+  ASSERT_NE(Accumulating, nullptr) << fnn_last_error();
+  fnn_conv2d_forward(Accumulating.get(), DX, DW, DB, DR);
+  std::vector<double> Want = convRef(P, X, Wt, &B, false);
+  for (size_t I = 0; I < Want.size(); ++I)
+    Want[I] = std::min(std::max(Want[I] + R[I], 0.0), 6.0);
+  expectClose(Back(download(DR, R.size()), P.N, P.O, P.OH, P.OW), Want, 1e-5);
+
   fnn_conv2d_desc BD = convDesc(P, Layout, true, false);
   KernelPtr Backward(fnn_conv2d_backward_create(Device, &BD));
   ASSERT_NE(Backward, nullptr) << fnn_last_error();
@@ -257,33 +271,6 @@ TEST_P(CudaConv, ForwardAndBackwardMatchFloat64) {
   expectClose(Back(download(DDw, Wt.size()), P.O, P.KH, P.KW, P.C / P.G), Dw,
               1e-5);
   expectClose(download(DDb, P.O), Db, 1e-5);
-}
-
-// A residual add and relu6 as post-ops: cudnnConvolutionForward blends into
-// the output's contents (beta 1), then the bias and the clipped relu.
-TEST_P(CudaConv, ForwardAccumulatesIntoTheOutputAndClipsAtSix) {
-  const Conv &P = std::get<0>(GetParam());
-  const int64_t Layout = std::get<1>(GetParam());
-  const bool Nhwc = Layout == FNN_NHWC;
-  std::vector<float> X = randomData(P.N * P.C * P.H * P.W, 1);
-  std::vector<float> Wt = randomData(P.O * (P.C / P.G) * P.KH * P.KW, 2);
-  std::vector<float> B = randomData(P.O, 3);
-  std::vector<float> R = randomData(P.N * P.O * P.OH * P.OW, 5, -8.f, 8.f);
-  void *DX = upload(Nhwc ? nchwToNhwc(X, P.N, P.C, P.H, P.W) : X);
-  void *DW = upload(Nhwc ? nchwToNhwc(Wt, P.O, P.C / P.G, P.KH, P.KW) : Wt);
-  void *DB = upload(B);
-  void *DY = upload(Nhwc ? nchwToNhwc(R, P.N, P.O, P.OH, P.OW) : R);
-
-  fnn_conv2d_desc D = convDesc(P, Layout, true, false);
-  D.post_op = FNN_POST_ACCUMULATE | FNN_POST_RELU6;
-  KernelPtr Forward(fnn_conv2d_create(Device, &D));
-  ASSERT_NE(Forward, nullptr) << fnn_last_error();
-  fnn_conv2d_forward(Forward.get(), DX, DW, DB, DY);
-  std::vector<double> Want = convRef(P, X, Wt, &B, false);
-  for (size_t I = 0; I < Want.size(); ++I)
-    Want[I] = std::min(std::max(Want[I] + R[I], 0.0), 6.0);
-  std::vector<float> Got = download(DY, R.size());
-  expectClose(Nhwc ? nhwcToNchw(Got, P.N, P.O, P.OH, P.OW) : Got, Want, 1e-5);
 }
 
 // The three shapes, each in both layouts. One row per convolution:
