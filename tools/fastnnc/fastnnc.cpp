@@ -139,9 +139,10 @@ cl::opt<Weights> weightsFlag(
 // the machine that compiled it.
 cl::opt<unsigned> codegenParts(
     "codegen-parts",
-    cl::desc("Split LLVM code generation of --emit=exe into this many "
-             "parts, generated in parallel and linked together (1: one "
-             "object; --emit=obj always writes one)"),
+    cl::desc("Split the LLVM module of --emit=exe into this many parts, "
+             "optimised and generated in parallel and linked together (1: "
+             "the whole module optimised at once, one object; --emit=obj "
+             "always writes one)"),
     cl::init(8), cl::cat(fastnncCategory));
 cl::opt<unsigned> codegenThreads(
     "codegen-threads",
