@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 # Debian's dataset-fashion-mnist, the README job's data.
@@ -119,16 +120,17 @@ def main_job_value(key):
     raise RuntimeError("%s has no %s" % (MAIN_JOB_CONFIG, key))
 
 
-# Forks and execs the command in argv[2:], writes the peak RSS (KiB) that
-# wait4 reports for it to the file argv[1] and exits with its status.
-_PEAK_RSS_LAUNCHER = """
+# Forks and execs the command in argv[2:], writes the peak RSS (KiB) and the
+# CPU seconds (user + system) that wait4 reports for it to the file argv[1]
+# and exits with its status.
+_RESOURCE_LAUNCHER = """
 import os, sys
 pid = os.fork()
 if pid == 0:
     os.execvp(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as f:
-    f.write(str(usage.ru_maxrss))
+    f.write("%d %f" % (usage.ru_maxrss, usage.ru_utime + usage.ru_stime))
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -142,22 +144,34 @@ def last_error_line(text):
 
 def run_measured(command, env=None):
     """Runs a command; returns its stdout and peak RSS in MiB. Raises
-    RuntimeError naming its last error line if it fails.
+    RuntimeError naming its last error line if it fails."""
+    out, usage = run_with_usage(command, env)
+    return out, usage["rss_mib"]
+
+
+def run_with_usage(command, env=None):
+    """Runs a command; returns its stdout and a dict of its peak RSS
+    (`rss_mib`), CPU seconds (`cpu_s`, user + system) and wall seconds
+    (`wall_s`). Raises RuntimeError naming its last error line if it fails.
 
     Through a small launcher process: Linux keeps a process's peak RSS
     across fork and exec, so a child forked straight from this interpreter
     (which has imported torch) would report at least this interpreter's.
     """
-    with tempfile.NamedTemporaryFile(mode="r") as peak:
+    with tempfile.NamedTemporaryFile(mode="r") as usage:
+        start = time.perf_counter()
         process = subprocess.run(
-            [sys.executable, "-c", _PEAK_RSS_LAUNCHER, peak.name] + command,
+            [sys.executable, "-c", _RESOURCE_LAUNCHER, usage.name] + command,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
             text=True)
+        wall = time.perf_counter() - start
         if process.returncode != 0:
             raise RuntimeError("%s failed (%d): %s" % (
                 os.path.basename(command[0]), process.returncode,
                 last_error_line(process.stdout + process.stderr)))
-        return process.stdout, int(peak.read()) / 1024.0
+        rss_kib, cpu = usage.read().split()
+        return process.stdout, {"rss_mib": int(rss_kib) / 1024.0,
+                                "cpu_s": float(cpu), "wall_s": wall}
 
 
 # The peers' virtual environments, made by scripts/install-peers.sh.

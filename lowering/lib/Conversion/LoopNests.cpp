@@ -3,6 +3,7 @@
 #include "LoopNests.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -79,8 +80,9 @@ int64_t estimateWork(Block &block) {
   return work;
 }
 
-CapturedValues::CapturedValues(Block *entry)
-    : entry(entry), prologue(OpBuilder::atBlockBegin(entry)) {}
+CapturedValues::CapturedValues(Block *entry, bool viewOffsetsAsArguments)
+    : entry(entry), viewOffsetsAsArguments(viewOffsetsAsArguments),
+      prologue(OpBuilder::atBlockBegin(entry)) {}
 
 void CapturedValues::captureUsedAbove(Region &region) {
   SetVector<Value> above;
@@ -89,18 +91,30 @@ void CapturedValues::captureUsedAbove(Region &region) {
     materialize(value);
 }
 
+BlockArgument CapturedValues::addArgument(Value value) {
+  captured.push_back(value);
+  return entry->addArgument(value.getType(), value.getLoc());
+}
+
 Value CapturedValues::materialize(Value value) {
   if (Value mapped = valueMapping.lookupOrNull(value))
     return mapped;
   Operation *producer = value.getDefiningOp();
   if (producer && producer->getNumRegions() == 0 && isPure(producer)) {
+    auto view = dyn_cast<memref::ViewOp>(producer);
+    Value offset = view ? view.getByteShift() : Value();
     for (Value operand : producer->getOperands())
-      materialize(operand);
-    prologue.clone(*producer, valueMapping);
+      if (!viewOffsetsAsArguments || operand != offset)
+        materialize(operand);
+    Operation *clone = prologue.clone(*producer, valueMapping);
+    // The offset's own argument, not a mapping of its value: the same
+    // constant may also be a loop bound, which must stay constant.
+    if (viewOffsetsAsArguments && view)
+      cast<memref::ViewOp>(clone).getByteShiftMutable().set(
+          addArgument(offset));
     return valueMapping.lookup(value);
   }
-  captured.push_back(value);
-  BlockArgument argument = entry->addArgument(value.getType(), value.getLoc());
+  BlockArgument argument = addArgument(value);
   valueMapping.map(value, argument);
   return argument;
 }

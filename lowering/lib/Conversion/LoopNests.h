@@ -55,9 +55,14 @@ int64_t estimateWork(mlir::Block &block);
 /// memref and its views) is recomputed at the start of the function, so
 /// that the function sees static offsets of one base pointer; any other
 /// becomes a new argument of the function's entry block.
+///
+/// With `viewOffsetsAsArguments`, the byte offset of every view of the arena
+/// becomes an argument too (the view itself is still recomputed): nests that
+/// differ only in where their buffers lie become the same function.
 class CapturedValues {
 public:
-  explicit CapturedValues(mlir::Block *entry);
+  explicit CapturedValues(mlir::Block *entry,
+                          bool viewOffsetsAsArguments = false);
 
   /// Maps every value `region` uses from above into the function.
   void captureUsedAbove(mlir::Region &region);
@@ -70,7 +75,11 @@ public:
   llvm::ArrayRef<mlir::Value> arguments() const { return captured; }
 
 private:
+  /// Appends `value` to the captured values as a new entry block argument.
+  mlir::BlockArgument addArgument(mlir::Value value);
+
   mlir::Block *entry;
+  bool viewOffsetsAsArguments;
   mlir::OpBuilder prologue;
   mlir::IRMapping valueMapping;
   llvm::SmallVector<mlir::Value> captured;

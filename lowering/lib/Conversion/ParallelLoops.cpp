@@ -5,7 +5,10 @@
 // iterations, and the runtime's fnn_parallel_for splits the range. Going
 // through the runtime rather than the OpenMP dialect keeps one thread pool
 // (MLIR's OpenMP lowering calls LLVM's libomp, oneDNN runs on libgomp) and
-// lets the runtime run small nests inline.
+// lets the runtime run small nests inline. Nests that differ only in where
+// their buffers lie in the arena (a network's repeated blocks and cells)
+// share one function, which keeps a NASNet's thousands of nests from being
+// optimised and compiled one by one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +22,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+
+#include "llvm/ADT/BitVector.h"
 
 namespace fastnn {
 #define GEN_PASS_DEF_FASTNNOUTLINELOOPNESTS
@@ -39,9 +44,10 @@ public:
   NestOutliner(scf::ParallelOp loop, ArrayRef<fastnn::Dimension> dims)
       : loop(loop), dims(dims) {}
 
-  /// Creates the function `name` in `module`, replaces the nest with a call
-  /// of it over the whole outer space and returns the function.
-  func::FuncOp outline(ModuleOp module, StringRef name);
+  /// Creates the function `name` in the module of `symbols`, the arena
+  /// offsets of its views arguments, and replaces the nest with a call of it
+  /// over the whole outer space, which it returns.
+  func::CallOp outline(SymbolTable &symbols, StringRef name);
 
 private:
   /// The loops over [begin, end) of the outer space and the innermost
@@ -79,20 +85,23 @@ void NestOutliner::emitLoops(OpBuilder &b, Value begin, Value end,
     b.clone(op, mapping);
 }
 
-func::FuncOp NestOutliner::outline(ModuleOp module, StringRef name) {
+func::CallOp NestOutliner::outline(SymbolTable &symbols, StringRef name) {
   MLIRContext *context = loop.getContext();
   Location loc = loop.getLoc();
   OpBuilder b(context);
-  b.setInsertionPointToEnd(module.getBody());
+  b.setInsertionPointToEnd(&symbols.getOp()->getRegion(0).front());
   auto indexType = b.getIndexType();
   auto function = func::FuncOp::create(
       b, loc, name, b.getFunctionType({indexType, indexType}, {}));
   function.setPrivate();
+  // Inserted from the function itself: looking the name up in the module
+  // would scan it, quadratic in the number of nests.
+  symbols.insert(function);
   Block *entry = function.addEntryBlock();
   Value begin = entry->getArgument(0), end = entry->getArgument(1);
 
   // Values from above first (the prologue), then the loops after them.
-  fastnn::CapturedValues captures(entry);
+  fastnn::CapturedValues captures(entry, /*viewOffsetsAsArguments=*/true);
   captures.captureUsedAbove(loop.getRegion());
   OpBuilder body = OpBuilder::atBlockEnd(entry);
   emitLoops(body, begin, end, captures.mapping());
@@ -114,9 +123,86 @@ func::FuncOp NestOutliner::outline(ModuleOp module, StringRef name) {
   SmallVector<Value> operands{arith::ConstantIndexOp::create(site, loc, 0),
                               arith::ConstantIndexOp::create(site, loc, count)};
   llvm::append_range(operands, captures.arguments());
-  func::CallOp::create(site, loc, function, operands);
+  auto call = func::CallOp::create(site, loc, function, operands);
   loop.erase();
-  return function;
+  return call;
+}
+
+/// Outlined functions equal in everything but their names: the same
+/// attributes (iteration count and work included) and the same body.
+struct EqualFunctionInfo : llvm::DenseMapInfo<func::FuncOp> {
+  static unsigned getHashValue(func::FuncOp function) {
+    llvm::hash_code hash = mlir::hash_value(function.getFunctionType());
+    for (NamedAttribute attribute : function->getDiscardableAttrs())
+      hash = llvm::hash_combine(hash, attribute);
+    function.getBody().walk([&](Operation *op) {
+      hash = llvm::hash_combine(hash,
+                                OperationEquivalence::computeHash(
+                                    op, OperationEquivalence::ignoreHashValue,
+                                    OperationEquivalence::ignoreHashValue,
+                                    OperationEquivalence::IgnoreLocations));
+    });
+    return hash;
+  }
+
+  static bool isEqual(func::FuncOp lhs, func::FuncOp rhs) {
+    if (lhs == rhs)
+      return true;
+    if (lhs == getEmptyKey() || lhs == getTombstoneKey() ||
+        rhs == getEmptyKey() || rhs == getTombstoneKey())
+      return false;
+    return lhs.getFunctionType() == rhs.getFunctionType() &&
+           lhs->getDiscardableAttrDictionary() ==
+               rhs->getDiscardableAttrDictionary() &&
+           OperationEquivalence::isRegionEquivalentTo(
+               &lhs.getBody(), &rhs.getBody(),
+               OperationEquivalence::IgnoreLocations);
+  }
+};
+
+/// The arguments of an outlined function before its captured values: the
+/// range of outer iterations it runs.
+constexpr unsigned kRangeArguments = 2;
+
+/// A function with a single call: its constant captured arguments (the arena
+/// offsets) become constants again, so that LLVM sees static offsets from
+/// one base pointer and knows which buffers are disjoint.
+void inlineConstantArguments(func::FuncOp function, func::CallOp call) {
+  Block &entry = function.getBody().front();
+  OpBuilder b = OpBuilder::atBlockBegin(&entry);
+  llvm::BitVector constants(function.getNumArguments());
+  for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+    auto constant = operand.getDefiningOp<arith::ConstantOp>();
+    if (i < kRangeArguments || !constant)
+      continue;
+    entry.getArgument(i).replaceAllUsesWith(b.clone(*constant)->getResult(0));
+    constants.set(i);
+  }
+  (void)function.eraseArguments(constants);
+  call->eraseOperands(constants);
+}
+
+/// Makes the calls of equal functions call the first of them, erasing the
+/// others; a function left with one call gets its constant arguments back.
+void shareEqualFunctions(ArrayRef<func::CallOp> calls, SymbolTable &symbols) {
+  DenseMap<func::FuncOp, unsigned, EqualFunctionInfo> groupOf;
+  SmallVector<SmallVector<func::CallOp>> groups;
+  for (func::CallOp call : calls) {
+    auto function = symbols.lookup<func::FuncOp>(call.getCallee());
+    auto [it, inserted] = groupOf.try_emplace(function, groups.size());
+    if (inserted) {
+      groups.emplace_back();
+    } else {
+      call.setCalleeAttr(FlatSymbolRefAttr::get(it->first.getSymNameAttr()));
+      symbols.erase(function);
+    }
+    groups[it->second].push_back(call);
+  }
+  for (SmallVector<func::CallOp> &group : groups)
+    if (group.size() == 1)
+      inlineConstantArguments(
+          symbols.lookup<func::FuncOp>(group.front().getCallee()),
+          group.front());
 }
 
 struct OutlineLoopNests
@@ -124,6 +210,7 @@ struct OutlineLoopNests
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SymbolTable symbols(module);
+    SmallVector<func::CallOp> calls;
     for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
       unsigned counter = 0;
       for (scf::ParallelOp loop : fastnn::outermostNests(function)) {
@@ -133,11 +220,10 @@ struct OutlineLoopNests
           continue;
         std::string name = fastnn::uniqueName(
             symbols, (function.getSymName() + "_loop").str(), counter);
-        // Inserted from the function itself: looking the name up in the
-        // module would scan it, quadratic in the number of nests.
-        symbols.insert(NestOutliner(loop, *dims).outline(module, name));
+        calls.push_back(NestOutliner(loop, *dims).outline(symbols, name));
       }
     }
+    shareEqualFunctions(calls, symbols);
   }
 };
 
@@ -183,7 +269,7 @@ void DispatchLoopBodies::runOnOperation() {
     function->removeAttr(kLoopWork);
     function.setLinkage(LLVM::Linkage::Internal);
     ArrayRef<Type> captured =
-        function.getFunctionType().getParams().drop_front(2);
+        function.getFunctionType().getParams().drop_front(kRangeArguments);
     auto contextType = LLVM::LLVMStructType::getLiteral(context, captured);
 
     // <body>_task(context, begin, end): unpack and call the body.
@@ -218,8 +304,8 @@ void DispatchLoopBodies::runOnOperation() {
         contextPointer =
             LLVM::AllocaOp::create(b, callLoc, ptr, contextType, one);
         b.setInsertionPoint(call);
-        for (auto [i, value] :
-             llvm::enumerate(call.getArgOperands().drop_front(2))) {
+        for (auto [i, value] : llvm::enumerate(
+                 call.getArgOperands().drop_front(kRangeArguments))) {
           Value field = LLVM::GEPOp::create(
               b, callLoc, ptr, contextType, contextPointer,
               ArrayRef<LLVM::GEPArg>{0, static_cast<int32_t>(i)});

@@ -114,3 +114,58 @@ func.func @kept(%m: memref<?xf32>, %n: index) -> f32 {
   }
   return %sum : f32
 }
+
+// -----
+
+// Two nests that differ only in where their buffers lie share one function,
+// which takes the views' byte offsets as arguments; a nest that differs in
+// its body (log, not exp) keeps its offset as a constant.
+
+// CHECK-LABEL: func.func @repeated(
+// CHECK-SAME: %[[ARENA:.*]]: !llvm.ptr)
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-DAG: %[[C128:.*]] = arith.constant 128 : index
+// CHECK: call @repeated_loop0(%{{.*}}, %{{.*}}, %[[ARENA]], %[[C64]]) : (index, index, !llvm.ptr, index) -> ()
+// CHECK: call @repeated_loop0(%{{.*}}, %{{.*}}, %[[ARENA]], %[[C128]]) : (index, index, !llvm.ptr, index) -> ()
+// CHECK: call @repeated_loop2(%{{.*}}, %{{.*}}, %[[ARENA]]) : (index, index, !llvm.ptr) -> ()
+// CHECK-NOT: @repeated_loop1
+// CHECK: func.func private @repeated_loop0(%{{.*}}: index, %{{.*}}: index, %[[PTR:.*]]: !llvm.ptr, %[[OFFSET:.*]]: index)
+// CHECK: %[[MEM:.*]] = builtin.unrealized_conversion_cast %[[PTR]]
+// CHECK: memref.view %[[MEM]][%[[OFFSET]]][]
+// CHECK: math.exp
+// CHECK-NOT: @repeated_loop1
+// CHECK: func.func private @repeated_loop2(%{{.*}}: index, %{{.*}}: index, %{{.*}}: !llvm.ptr)
+// CHECK: %[[OFFSET2:.*]] = arith.constant 192 : index
+// CHECK: memref.view %{{.*}}[%[[OFFSET2]]][]
+// CHECK: math.log
+func.func @repeated(%arena: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c192 = arith.constant 192 : index
+  %a = builtin.unrealized_conversion_cast %arena : !llvm.ptr to memref<256xi8>
+  %m = memref.view %a[%c64][] : memref<256xi8> to memref<8xf32>
+  %n = memref.view %a[%c128][] : memref<256xi8> to memref<8xf32>
+  %p = memref.view %a[%c192][] : memref<256xi8> to memref<8xf32>
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %x = memref.load %m[%i] : memref<8xf32>
+    %y = math.exp %x : f32
+    memref.store %y, %m[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %x = memref.load %n[%i] : memref<8xf32>
+    %y = math.exp %x : f32
+    memref.store %y, %n[%i] : memref<8xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c8) step (%c1) {
+    %x = memref.load %p[%i] : memref<8xf32>
+    %y = math.log %x : f32
+    memref.store %y, %p[%i] : memref<8xf32>
+    scf.reduce
+  }
+  return
+}

@@ -256,9 +256,17 @@ def FastNNOutlineLoopNests : Pass<"fastnn-outline-loop-nests",
 
     Values the nest reads from above are recomputed in the function when
     they come from side-effect-free ops (constants, the arena's memref and
-    `memref.view`s of it), so that the function sees static offsets of one
-    base pointer; only the others (e.g. a sunk loop's iteration index, the
-    arena pointer itself) become arguments. The function carries
+    `memref.view`s of it); only the others (e.g. a sunk loop's iteration
+    index, the arena pointer itself) become arguments. Nests that differ
+    only in the byte offsets of their views (a network's repeated blocks,
+    NASNet's cells, a layer's forward and backward elementwise passes on
+    same-shaped buffers) share one function that takes those offsets as
+    arguments, one function per equivalence class: the code LLVM optimises
+    and compiles shrinks with them (nasnet_mobile's training step compiles
+    in 24 s instead of 39 s). A function left with one call gets its
+    offsets back as constants, so that it sees static offsets of one base
+    pointer and LLVM knows which of its buffers are disjoint. The function
+    carries
     `fastnn.loop_count` (the outer space's size) and `fastnn.loop_work` (the
     number of operations the nest executes, from its static trip counts),
     which `fastnn-dispatch-loop-bodies` turns into a call of
