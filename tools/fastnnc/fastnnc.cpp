@@ -405,9 +405,9 @@ int main(int argc, char **argv) {
     mlir::applyDefaultTimingManagerCLOptions(timing);
     mlir::TimingScope timingScope = timing.getRootScope();
     if (emit == EmitKind::Object)
-      return mlir::succeeded(
-                 fastnn::emitHostObjects(compiled, {outputPath.getValue()},
-                                         codegenThreads, timingScope, error))
+      return mlir::succeeded(fastnn::emitHostObjects(
+                 compiled, {outputPath.getValue()},
+                 /*dataObjectFile=*/"", codegenThreads, timingScope, error))
                  ? 0
                  : fail(error);
     // Emulated kernels run on the host: the step links the CPU runtime.
@@ -425,14 +425,16 @@ int main(int argc, char **argv) {
       for (const std::string &objectFile : objectFiles)
         llvm::sys::fs::remove(objectFile);
     });
-    for (unsigned part = 0; part < codegenParts; ++part) {
+    // The code parts, then the object of the embedded weights.
+    for (unsigned part = 0; part <= codegenParts; ++part) {
       llvm::SmallString<128> objectFile;
       if (llvm::sys::fs::createTemporaryFile("fastnnc", "o", objectFile))
         return fail("cannot create a temporary object file");
       objectFiles.push_back(objectFile.str().str());
     }
     if (mlir::failed(fastnn::emitHostObjects(
-            compiled, objectFiles, codegenThreads, timingScope, error)))
+            compiled, llvm::ArrayRef(objectFiles).drop_back(),
+            objectFiles.back(), codegenThreads, timingScope, error)))
       return fail(error);
     llvm::SmallVector<std::string> inputs;
     for (llvm::StringRef input : llvm::split(linkInputs, ';'))

@@ -195,6 +195,68 @@ LogicalResult emitObject(llvm::Module &module, llvm::TargetMachine &machine,
   return success();
 }
 
+/// Constant arrays of at least this many bytes go to the data object.
+constexpr uint64_t kDataObjectMinBytes = 64 * 1024;
+
+/// A constant global whose initial bytes moved to the data object.
+struct ConstantData {
+  std::string name;
+  // Owned by the LLVMContext of the module it came from.
+  llvm::StringRef bytes;
+  llvm::Align alignment;
+};
+
+/// Turns `module`'s large constant arrays (the initial weights) into
+/// declarations and returns what they held, so that their bytes bypass O3,
+/// the parts' bitcode and code generation element by element (vgg_16's
+/// 553 MB of weights took 27 of its 36 s to compile that way). An internal
+/// one becomes hidden: the data object defines it.
+llvm::SmallVector<ConstantData> extractConstantData(llvm::Module &module) {
+  llvm::SmallVector<ConstantData> extracted;
+  const llvm::DataLayout &layout = module.getDataLayout();
+  for (llvm::GlobalVariable &global : module.globals()) {
+    if (!global.isConstant() || !global.hasInitializer())
+      continue;
+    auto *data =
+        llvm::dyn_cast<llvm::ConstantDataSequential>(global.getInitializer());
+    if (!data || data->getRawDataValues().size() < kDataObjectMinBytes)
+      continue;
+    llvm::Align alignment = layout.getPreferredAlign(&global);
+    extracted.push_back(
+        {global.getName().str(), data->getRawDataValues(), alignment});
+    global.setInitializer(nullptr);
+    if (global.hasLocalLinkage()) {
+      global.setLinkage(llvm::GlobalValue::ExternalLinkage);
+      global.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    }
+    global.setAlignment(alignment);
+    global.setDSOLocal(true);
+  }
+  return extracted;
+}
+
+/// Writes `data` as the object file `path`: one read-only byte array per
+/// global, its bytes as they are.
+LogicalResult emitDataObject(ArrayRef<ConstantData> data,
+                             const HostTarget &host, llvm::StringRef path,
+                             std::string &error) {
+  llvm::LLVMContext context;
+  llvm::Module module("fastnn_constant_data", context);
+  std::unique_ptr<llvm::TargetMachine> machine = host.createMachine();
+  module.setDataLayout(machine->createDataLayout());
+  module.setTargetTriple(machine->getTargetTriple());
+  for (const ConstantData &global : data) {
+    llvm::Constant *bytes = llvm::ConstantDataArray::getRaw(
+        global.bytes, global.bytes.size(), llvm::Type::getInt8Ty(context));
+    auto *variable = new llvm::GlobalVariable(
+        module, bytes->getType(), /*isConstant=*/true,
+        llvm::GlobalValue::ExternalLinkage, bytes, global.name);
+    variable->setVisibility(llvm::GlobalValue::HiddenVisibility);
+    variable->setAlignment(global.alignment);
+  }
+  return emitObject(module, *machine, path, error);
+}
+
 /// `modules` translated into one LLVM module for the host (optimised if
 /// asked), with the context and machine it was made in and for.
 struct HostModule {
@@ -230,6 +292,7 @@ LogicalResult fastnn::printHostLLVMIR(ArrayRef<ModuleOp> modules,
 
 LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
                                       ArrayRef<std::string> objectFiles,
+                                      llvm::StringRef dataObjectFile,
                                       unsigned threads, TimingScope &timing,
                                       std::string &error) {
   // Several parts are split before O3, which then runs in each part's
@@ -238,18 +301,31 @@ LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
   // through fnn_parallel_for, so little crosses parts that O3 could use.
   const bool split = objectFiles.size() > 1;
   HostModule whole;
-  if (failed(whole.build(modules, /*optimized=*/!split, timing, error)))
+  if (failed(whole.build(modules, /*optimized=*/false, timing, error)))
     return failure();
   std::unique_ptr<llvm::Module> &llvmModule = whole.module;
-  TimingScope codegenTiming = timing.nest(split ? "LLVM O3 and code generation"
-                                                : "LLVM code generation");
-  if (!split)
-    return emitObject(*llvmModule, *whole.machine, objectFiles.front(), error);
+  llvm::SmallVector<ConstantData> data;
+  if (!dataObjectFile.empty())
+    data = extractConstantData(*llvmModule);
+  if (!split) {
+    {
+      TimingScope optimization = timing.nest("LLVM O3");
+      optimize(*llvmModule, *whole.machine);
+    }
+    TimingScope codegenTiming = timing.nest("LLVM code generation");
+    if (failed(emitObject(*llvmModule, *whole.machine, objectFiles.front(),
+                          error)))
+      return failure();
+    return dataObjectFile.empty()
+               ? success()
+               : emitDataObject(data, whole.host, dataObjectFile, error);
+  }
 
   // An LLVMContext serves one thread: each part travels as bitcode into a
   // context of its own. SplitModule gives the internal symbols hidden
   // external linkage, so that calls between parts resolve in the final link
   // and nothing more is exported from the executable.
+  TimingScope codegenTiming = timing.nest("LLVM O3 and code generation");
   TimingScope splitting = codegenTiming.nest("Split into parts");
   llvm::SmallVector<llvm::SmallString<0>> bitcode;
   llvm::SplitModule(*llvmModule, objectFiles.size(),
@@ -257,10 +333,15 @@ LogicalResult fastnn::emitHostObjects(ArrayRef<ModuleOp> modules,
                       llvm::raw_svector_ostream os(bitcode.emplace_back());
                       llvm::WriteBitcodeToFile(*part, os);
                     });
+  // The data's bytes stay with the context, not the module.
   llvmModule.reset();
   splitting.stop();
-  std::vector<std::string> errors(objectFiles.size());
+  std::vector<std::string> errors(objectFiles.size() + 1);
   llvm::DefaultThreadPool pool(llvm::hardware_concurrency(threads));
+  if (!dataObjectFile.empty())
+    pool.async([&] {
+      (void)emitDataObject(data, whole.host, dataObjectFile, errors.back());
+    });
   for (size_t index = 0; index < objectFiles.size(); ++index)
     pool.async([&, index] {
       llvm::LLVMContext partContext;

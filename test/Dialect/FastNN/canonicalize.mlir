@@ -97,7 +97,36 @@ func.func @transpose_splat() -> tensor<3x2xf32> {
 
 // -----
 
-// A non-splat constant is not transposed at compile time.
+// A non-splat float constant is not transposed at compile time (the layout
+// pass may cancel the transpose); a small integer one (shape arithmetic,
+// e.g. the legacy exporter's pads of Swin's windows) is.
+// CHECK-LABEL: func.func @transpose_int_constant
+// CHECK-NEXT: %[[C:.*]] = fastnn.constant dense<{{\[}}[0, 0, 0, 0], [0, 5, 5, 0]]> : tensor<2x4xi64>
+// CHECK-NEXT: return %[[C]]
+func.func @transpose_int_constant() -> tensor<2x4xi64> {
+  %0 = fastnn.constant dense<[[0, 0], [0, 5], [0, 5], [0, 0]]> : tensor<4x2xi64>
+  %1 = fastnn.transpose %0 {permutation = array<i64: 1, 0>} : tensor<4x2xi64> -> tensor<2x4xi64>
+  return %1 : tensor<2x4xi64>
+}
+
+// -----
+
+// Constants broadcast (Expand) and binary ops of broadcast operands fold:
+// [[0], [10]] + [1, 2, 3] is [[1, 2, 3], [11, 12, 13]].
+// CHECK-LABEL: func.func @broadcast_constants
+// CHECK-DAG: %[[E:.*]] = fastnn.constant dense<{{\[}}[0, 0, 0], [10, 10, 10]]> : tensor<2x3xi64>
+// CHECK-DAG: %[[S:.*]] = fastnn.constant dense<{{\[}}[1, 2, 3], [11, 12, 13]]> : tensor<2x3xi64>
+// CHECK: return %[[E]], %[[S]]
+func.func @broadcast_constants() -> (tensor<2x3xi64>, tensor<2x3xi64>) {
+  %column = fastnn.constant dense<[[0], [10]]> : tensor<2x1xi64>
+  %row = fastnn.constant dense<[1, 2, 3]> : tensor<3xi64>
+  %e = fastnn.broadcast %column : tensor<2x1xi64> -> tensor<2x3xi64>
+  %s = fastnn.add %column, %row : (tensor<2x1xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  return %e, %s : tensor<2x3xi64>, tensor<2x3xi64>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @transpose_constant_not_folded
 // CHECK: fastnn.transpose
 func.func @transpose_constant_not_folded() -> tensor<2x1xf32> {
@@ -359,18 +388,6 @@ func.func @broadcast_splat_folded() -> tensor<2xi64> {
   %b = fastnn.constant dense<1> : tensor<1xi64>
   %0 = fastnn.add %a, %b : (tensor<2xi64>, tensor<1xi64>) -> tensor<2xi64>
   return %0 : tensor<2xi64>
-}
-
-// -----
-
-// Other constants of different shapes are not broadcast at compile time.
-// CHECK-LABEL: func.func @broadcast_constants_not_folded
-// CHECK: fastnn.add
-func.func @broadcast_constants_not_folded() -> tensor<2x2xi64> {
-  %a = fastnn.constant dense<[1, 2]> : tensor<2xi64>
-  %b = fastnn.constant dense<[[1], [2]]> : tensor<2x1xi64>
-  %0 = fastnn.add %a, %b : (tensor<2xi64>, tensor<2x1xi64>) -> tensor<2x2xi64>
-  return %0 : tensor<2x2xi64>
 }
 
 // -----

@@ -40,10 +40,14 @@ mlir::LogicalResult printHostLLVMIR(llvm::ArrayRef<mlir::ModuleOp> modules,
 /// (llvm::SplitModule), each optimised (O3) and generated on up to
 /// `threads` threads (0: one per core). The objects depend on the number of
 /// parts only, never on the threads; with one part the whole module is
-/// optimised at once and its internal symbols stay internal.
+/// optimised at once and its internal symbols stay internal. With a
+/// `dataObjectFile`, the large constant arrays (the embedded initial
+/// weights) are written there as they are, outside LLVM's optimisation and
+/// code generation, and the code declares them (hidden symbols).
 /// `timing` gets the time of translation, optimisation and code generation.
 mlir::LogicalResult emitHostObjects(llvm::ArrayRef<mlir::ModuleOp> modules,
                                     llvm::ArrayRef<std::string> objectFiles,
+                                    llvm::StringRef dataObjectFile,
                                     unsigned threads, mlir::TimingScope &timing,
                                     std::string &error);
 

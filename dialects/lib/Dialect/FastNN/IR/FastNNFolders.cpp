@@ -31,6 +31,46 @@ DenseElementsAttr smallDense(Attribute attr) {
   return dense;
 }
 
+/// The constant of `type` whose element at each multi-index is `input`'s
+/// element at the flat position `source(index)`.
+DenseElementsAttr
+gatherElements(DenseElementsAttr input, RankedTensorType type,
+               llvm::function_ref<int64_t(ArrayRef<int64_t>)> source) {
+  SmallVector<Attribute> values(input.getValues<Attribute>());
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<Attribute> result;
+  SmallVector<int64_t> index(shape.size(), 0);
+  for (int64_t n = 0, e = type.getNumElements(); n < e; ++n) {
+    result.push_back(values[source(index)]);
+    for (int64_t d = shape.size() - 1; d >= 0; --d) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return DenseElementsAttr::get(type, result);
+}
+
+/// `input` numpy-broadcast to `type` (dimensions aligned from the right;
+/// the verifiers checked that the shapes broadcast).
+DenseElementsAttr broadcastElements(DenseElementsAttr input,
+                                    RankedTensorType type) {
+  if (input.getType() == type)
+    return input;
+  if (input.isSplat())
+    return DenseElementsAttr::get(type, input.getSplatValue<Attribute>());
+  ArrayRef<int64_t> inputShape = input.getType().getShape();
+  SmallVector<int64_t> strides = computeStrides(inputShape);
+  size_t leading = type.getRank() - inputShape.size();
+  return gatherElements(input, type, [&](ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < inputShape.size(); ++d)
+      if (inputShape[d] != 1)
+        flat += index[leading + d] * strides[d];
+    return flat;
+  });
+}
+
 /// True if `attr` is a splat equal to `value` (an integer, or a float
 /// compared exactly).
 bool isSplatOf(Attribute attr, double value) {
@@ -71,19 +111,19 @@ OpFoldResult foldConstantBinary(ArrayRef<Attribute> operands, Type resultType,
       lhs.getElementType() != shaped.getElementType() ||
       rhs.getElementType() != shaped.getElementType())
     return {};
-  // A splat operand broadcast to the result (shape arithmetic divides a
-  // shape by a one-element constant) folds at the result's shape.
-  auto broadcast = [&](DenseElementsAttr attr) -> DenseElementsAttr {
-    if (attr.getType() == resultType)
-      return attr;
-    if (!attr.isSplat())
-      return {};
-    return DenseElementsAttr::get(shaped, attr.getSplatValue<Attribute>());
-  };
-  lhs = broadcast(lhs);
-  rhs = broadcast(rhs);
-  if (!lhs || !rhs)
+  // Operands broadcast to the result fold at the result's shape: a splat
+  // (shape arithmetic divides a shape by a one-element constant) and, for
+  // integers, any (a column of offsets added to a row).
+  auto resultTensor = dyn_cast<RankedTensorType>(resultType);
+  if (!resultTensor)
     return {};
+  for (DenseElementsAttr *operand : {&lhs, &rhs}) {
+    if (operand->getType() != resultTensor && !operand->isSplat() &&
+        (!operand->getElementType().isInteger() ||
+         resultTensor.getNumElements() > kMaxFoldedElements))
+      return {};
+    *operand = broadcastElements(*operand, resultTensor);
+  }
   Attribute same[2] = {lhs, rhs};
   // fastnn has no poison values, hence `void` for the poison attribute.
   if (isa<FloatType>(lhs.getElementType()))
@@ -338,6 +378,18 @@ OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
   return {};
 }
 
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (getInput().getType() == getType())
+    return getInput();
+  // Integer constants only: shape arithmetic. A float constant broadcast
+  // stays a broadcast, computed where it is used rather than stored.
+  DenseElementsAttr input = smallDense(adaptor.getInput());
+  if (!input || !input.getElementType().isInteger() ||
+      getType().getNumElements() > kMaxFoldedElements)
+    return {};
+  return broadcastElements(input, getType());
+}
+
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   ArrayRef<int64_t> permutation = getPermutation();
   bool identity = llvm::all_of(llvm::enumerate(permutation), [](auto it) {
@@ -356,7 +408,21 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   }
   if (auto splat = dyn_cast_or_null<SplatElementsAttr>(adaptor.getInput()))
     return splat.reshape(getType());
-  return {};
+  // Small integer constants: shape arithmetic (the legacy PyTorch
+  // exporter's pads of Swin's windows go through a transpose). Float
+  // constants stay transposes, which the layout pass may cancel.
+  DenseElementsAttr input = smallDense(adaptor.getInput());
+  if (!input || !input.getElementType().isInteger())
+    return {};
+  SmallVector<int64_t> strides =
+      computeStrides(cast<RankedTensorType>(getInput().getType()).getShape());
+  // Result dimension d is input dimension permutation[d].
+  return gatherElements(input, getType(), [&](ArrayRef<int64_t> index) {
+    int64_t flat = 0;
+    for (size_t d = 0; d < index.size(); ++d)
+      flat += index[d] * strides[permutation[d]];
+    return flat;
+  });
 }
 
 OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
@@ -376,23 +442,13 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr input = smallDense(adaptor.getInput());
   if (!input)
     return {};
-  SmallVector<Attribute> values(input.getValues<Attribute>());
   SmallVector<int64_t> strides = computeStrides(inputType.getShape());
-  ArrayRef<int64_t> shape = getType().getShape();
-  SmallVector<Attribute> result;
-  SmallVector<int64_t> index(shape.size(), 0);
-  for (int64_t n = 0, e = getType().getNumElements(); n < e; ++n) {
+  return gatherElements(input, getType(), [&](ArrayRef<int64_t> index) {
     int64_t flat = 0;
-    for (size_t d = 0; d < shape.size(); ++d)
+    for (size_t d = 0; d < index.size(); ++d)
       flat += (getOffsets()[d] + index[d] * getSteps()[d]) * strides[d];
-    result.push_back(values[flat]);
-    for (int64_t d = shape.size() - 1; d >= 0; --d) {
-      if (++index[d] < shape[d])
-        break;
-      index[d] = 0;
-    }
-  }
-  return DenseElementsAttr::get(getType(), result);
+    return flat;
+  });
 }
 
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {

@@ -110,12 +110,6 @@ LogicalResult BroadcastOp::verify() {
   return success();
 }
 
-OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
-    return getInput();
-  return {};
-}
-
 LogicalResult OneHotOp::verify() {
   RankedTensorType labels = rankedType(getLabels());
   RankedTensorType result = rankedType(getResult());
