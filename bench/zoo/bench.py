@@ -79,9 +79,10 @@ def measure_model(tmp, fastnnc, name):
     return compile_usage, rate, train_rss
 
 
-def three_digits(value):
-    """`value` to about three significant digits, without an exponent."""
-    return "%.*f" % (max(0, 2 - int(math.floor(math.log10(value)))), value)
+def rate_cell(value):
+    """images/s to the tenth train.bin prints them with (whole ones from
+    100 on)."""
+    return "%.0f" % value if value >= 100 else "%.1f" % value
 
 
 def main():
@@ -112,7 +113,7 @@ def main():
             rows.append("| %s | %dx%d | %.1f | %.1f | %.0f | %s | %.0f |" % (
                 name, size, size, compile_usage["wall_s"],
                 compile_usage["cpu_s"], compile_usage["rss_mib"],
-                three_digits(rate), train_rss))
+                rate_cell(rate), train_rss))
     load_after = load_average()
     print("## Model zoo: compile time and training step (CPU backend)\n")
     print(machine_line(load_before, load_after))
