@@ -65,3 +65,28 @@ func.func @forward(%x: tensor<1x8x8x3xf32> {fastnn.name = "images"}) -> (tensor<
   fastnn.update_state %t into %m : tensor<4x3x3x3xf32>
   return %c : tensor<1x6x6x4xf32>
 }
+
+// -----
+
+// A first-run value that later runs read through a view (the transposed
+// bias, reshaped) keeps its buffer for the whole run: nothing else, here
+// the softmax's output, is placed over it.
+
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: scf.if
+// CHECK: memref.view {{.*}} to memref<16x16x3xf32>
+// CHECK-NEXT: arith.constant [[BIAS:[0-9]+]] : index
+// CHECK-NEXT: memref.view
+// CHECK-NEXT: linalg.transpose
+// CHECK: }
+// CHECK-NOT: llvm.mlir.constant([[BIAS]] : i64)
+// CHECK: llvm.call @fnn_softmax_forward
+fastnn.parameter @bias trainable = dense<0.5> : tensor<16x16x3xf32>
+func.func @forward(%x: tensor<8x3x16x16xf32> {fastnn.name = "x"}) -> (tensor<8x3x16x16xf32> {fastnn.name = "y"}) {
+  %b = fastnn.param @bias : tensor<16x16x3xf32>
+  %t = fastnn.transpose %b {permutation = array<i64: 2, 0, 1>} : tensor<16x16x3xf32> -> tensor<3x16x16xf32>
+  %r = fastnn.reshape %t : tensor<3x16x16xf32> -> tensor<1x3x16x16xf32>
+  %a = fastnn.add %x, %r : (tensor<8x3x16x16xf32>, tensor<1x3x16x16xf32>) -> tensor<8x3x16x16xf32>
+  %y = fastnn.softmax %a {axis = 3 : i64} : tensor<8x3x16x16xf32>
+  return %y : tensor<8x3x16x16xf32>
+}

@@ -219,8 +219,17 @@ FailureOr<ArenaLayout> planArena(func::FuncOp forward) {
     addBuffer(arg, 0, end);
   for (Value value : loopBoundaryValues(forward))
     addBuffer(value, 0, end);
-  for (auto [index, op] : llvm::enumerate(body))
+  // A view (a reshape's alias) that later runs read keeps the buffer it
+  // aliases for the whole run too: a first-run value read only through a
+  // view (a relative-position bias transposed, then unsqueezed) was planned
+  // as a first-run temporary and overwritten before the next run read it.
+  llvm::DenseSet<Value> permanentRoots;
+  for (auto [index, op] : llvm::enumerate(body)) {
     stepOf[&op] = static_cast<int64_t>(index) + 1;
+    if (isWrittenAtInit(&op))
+      for (Value result : op.getResults())
+        permanentRoots.insert(layout.root(result));
+  }
   for (Operation &op : body) {
     int64_t step = stepOf[&op];
     // An inlined op reads its operands where its user's nest runs.
@@ -235,7 +244,7 @@ FailureOr<ArenaLayout> planArena(func::FuncOp forward) {
       if (layout.aliasOf.count(result) || layout.inlinedInto.count(&op))
         continue;
       // Parameters and constants are written once at init.
-      bool permanent = isWrittenAtInit(&op);
+      bool permanent = isWrittenAtInit(&op) || permanentRoots.count(result);
       addBuffer(result, permanent ? 0 : step, permanent ? end : step);
     }
   }
