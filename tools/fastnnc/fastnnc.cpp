@@ -38,6 +38,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <set>
+#include <thread>
+#include <utility>
+
 namespace cl = llvm::cl;
 
 namespace {
@@ -218,18 +222,81 @@ std::string writeExternalWeights(mlir::ModuleOp module,
   return status.ok() ? "" : status.message();
 }
 
+/// A pass manager running what `addPasses` adds, with the MLIR command
+/// line's options (--mlir-timing reports when it is destroyed).
+std::unique_ptr<mlir::PassManager>
+buildPassManager(mlir::MLIRContext &context,
+                 llvm::function_ref<void(mlir::PassManager &)> addPasses) {
+  auto pm = std::make_unique<mlir::PassManager>(&context);
+  if (mlir::failed(mlir::applyPassManagerCLOptions(*pm)))
+    return nullptr;
+  auto timing = std::make_unique<mlir::DefaultTimingManager>();
+  mlir::applyDefaultTimingManagerCLOptions(*timing);
+  pm->enableTiming(std::move(timing));
+  addPasses(*pm);
+  return pm;
+}
+
 mlir::LogicalResult
 runPasses(mlir::ModuleOp module,
           llvm::function_ref<void(mlir::PassManager &)> addPasses) {
-  mlir::PassManager pm(module.getContext());
-  if (mlir::failed(mlir::applyPassManagerCLOptions(pm)))
-    return mlir::failure();
-  mlir::DefaultTimingManager timing;
-  mlir::applyDefaultTimingManagerCLOptions(timing);
-  mlir::TimingScope timingScope = timing.getRootScope();
-  pm.enableTiming(timingScope);
-  addPasses(pm);
-  return pm.run(module);
+  std::unique_ptr<mlir::PassManager> pm =
+      buildPassManager(*module.getContext(), addPasses);
+  return mlir::success(pm && mlir::succeeded(pm->run(module)));
+}
+
+/// The training and evaluation steps are compiled from the same graph, so
+/// what one reports the other would report too, often in other words
+/// ("training expects" and "evaluation expects"): the first error is the
+/// one reported (a pipeline stops at its first failing pass), and other
+/// diagnostics once. The diagnostic engine calls handlers one at a time.
+class ReportOnceDiagnosticHandler : public mlir::ScopedDiagnosticHandler {
+public:
+  explicit ReportOnceDiagnosticHandler(mlir::MLIRContext *context)
+      : ScopedDiagnosticHandler(context) {
+    // Failure passes the diagnostic on to the handler that prints it.
+    setHandler([this](mlir::Diagnostic &diag) {
+      if (diag.getSeverity() == mlir::DiagnosticSeverity::Error)
+        return mlir::success(std::exchange(errorReported, true));
+      std::string key;
+      llvm::raw_string_ostream os(key);
+      os << diag.getLocation() << ": " << diag.str();
+      return mlir::success(!reported.insert(key).second);
+    });
+  }
+
+private:
+  bool errorReported = false;
+  std::set<std::string> reported;
+};
+
+/// Runs the training pipeline on `trainModule` and the evaluation pipeline on
+/// `evalModule` side by side: they share nothing but the context, whose
+/// uniquing is thread-safe, and the evaluation step was a tenth of a big
+/// model's compile.
+mlir::LogicalResult runSideBySide(mlir::ModuleOp trainModule,
+                                  mlir::PassManager &trainPasses,
+                                  mlir::ModuleOp evalModule,
+                                  mlir::PassManager &evalPasses) {
+  mlir::MLIRContext &context = *trainModule.getContext();
+  ReportOnceDiagnosticHandler reportOnce(&context);
+  if (!context.isMultithreadingEnabled())
+    return mlir::success(mlir::succeeded(evalPasses.run(evalModule)) &&
+                         mlir::succeeded(trainPasses.run(trainModule)));
+  // PassManager::run loads the dialects its passes depend on, which two
+  // threads must not do at once: they are loaded here first.
+  mlir::DialectRegistry dependencies;
+  trainPasses.getDependentDialects(dependencies);
+  evalPasses.getDependentDialects(dependencies);
+  context.appendDialectRegistry(dependencies);
+  for (llvm::StringRef name : dependencies.getDialectNames())
+    context.getOrLoadDialect(name);
+  mlir::LogicalResult evalResult = mlir::failure();
+  std::thread evalThread([&] { evalResult = evalPasses.run(evalModule); });
+  mlir::LogicalResult trainResult = trainPasses.run(trainModule);
+  evalThread.join();
+  return mlir::success(mlir::succeeded(evalResult) &&
+                       mlir::succeeded(trainResult));
 }
 
 } // namespace
@@ -370,20 +437,28 @@ int main(int argc, char **argv) {
           })))
         return 1;
     } else {
+      std::unique_ptr<mlir::PassManager> trainPasses =
+          buildPassManager(context, [&](mlir::PassManager &pm) {
+            fastnn::buildPipeline(pm, pipeline, targetFlag);
+          });
+      if (!trainPasses)
+        return 1;
       if (compileMode == Mode::Train && writesObject) {
         evalModule = module->clone();
         fastnn::PipelineOptions evalPipeline;
         evalPipeline.copyOptionValuesFrom(pipeline);
         evalPipeline.mode = fastnn::StepKind::Eval;
-        if (mlir::failed(runPasses(*evalModule, [&](mlir::PassManager &pm) {
+        std::unique_ptr<mlir::PassManager> evalPasses =
+            buildPassManager(context, [&](mlir::PassManager &pm) {
               fastnn::buildPipeline(pm, evalPipeline, targetFlag);
-            })))
+            });
+        if (!evalPasses ||
+            mlir::failed(
+                runSideBySide(*module, *trainPasses, *evalModule, *evalPasses)))
           return 1;
-      }
-      if (mlir::failed(runPasses(*module, [&](mlir::PassManager &pm) {
-            fastnn::buildPipeline(pm, pipeline, targetFlag);
-          })))
+      } else if (mlir::failed(trainPasses->run(*module))) {
         return 1;
+      }
     }
   }
 
