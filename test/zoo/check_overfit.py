@@ -4,6 +4,13 @@ Exports the model (10 classes; a small image where the architecture allows),
 compiles train.bin, trains 50 steps on one fixed mock batch with momentum
 SGD, and requires the loss to fall: the mean of the last 5 steps below
 0.8 x the first step's loss, with every loss finite.
+
+Without weight decay: the loss train.bin logs is the total, and in the deep
+batch-normalised nets the L2 term grows (SGD lengthens weights that batch
+norm makes scale-free) and outweighs the cross-entropy. PyTorch's own
+training of the same module (seed 0, batch 4, momentum SGD at 0.005, L2
+4e-5) takes resnet_v1_200's cross-entropy to 0.0001 while its total rises
+from 6.1 to 429; train.bin's rose from 5.7 to 329 the same way.
 """
 import argparse
 import math
@@ -46,7 +53,7 @@ def export(args, path, *options):
 
 
 def overfit(name, fastnnc, onnx_file, tmp, steps, learning_rate=0.005,
-            weight_decay=0.00004, batch=4):
+            weight_decay=0, batch=4):
     """Compiles onnx_file into tmp/train.bin, trains `steps` momentum-SGD
     steps on one fixed mock batch and exits with FAILED unless every loss is
     finite and the mean of the last 5 is below 0.8 x the first."""

@@ -231,7 +231,7 @@ LogicalResult emulateLaunch(gpu::LaunchFuncOp launch) {
       b, loc, ValueRange{zero, zero, zero, zero, zero, zero},
       ValueRange{grid.x, grid.y, grid.z, block.x, block.y, block.z},
       ValueRange{one, one, one, one, one, one});
-  ValueRange ivs = loop.getInductionVars();
+  SmallVector<Value> ivs = loop.getInductionVars();
   auto pick = [](gpu::Dimension d, Value x, Value y, Value z) {
     return d == gpu::Dimension::x ? x : d == gpu::Dimension::y ? y : z;
   };

@@ -22,6 +22,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/CallInterfaces.h"
 
 #include "llvm/ADT/BitVector.h"
 
@@ -37,6 +38,8 @@ namespace {
 
 constexpr llvm::StringLiteral kLoopCount = "fastnn.loop_count";
 constexpr llvm::StringLiteral kLoopWork = "fastnn.loop_work";
+/// Marks the function of a serial nest, called directly.
+constexpr llvm::StringLiteral kSerialNest = "fastnn.serial_nest";
 
 /// Builds the function that runs one range of an outermost loop nest.
 class NestOutliner {
@@ -128,6 +131,68 @@ func::CallOp NestOutliner::outline(SymbolTable &symbols, StringRef name) {
   return call;
 }
 
+/// Moves the serial loop nest `loop` (a reduction into a scalar, which has
+/// no parallel dimension) into the function `name` of the module of
+/// `symbols`, the arena offsets of its views arguments, and calls it where
+/// the nest was. A step function holding hundreds of these nests (a weight
+/// decay term per filter) cost SCF lowering a block split per loop, each
+/// moving the rest of the step.
+func::CallOp outlineSerialNest(scf::ForOp loop, SymbolTable &symbols,
+                               StringRef name) {
+  Location loc = loop.getLoc();
+  OpBuilder b(loop.getContext());
+  b.setInsertionPointToEnd(&symbols.getOp()->getRegion(0).front());
+  auto function = func::FuncOp::create(b, loc, name, b.getFunctionType({}, {}));
+  function.setPrivate();
+  function->setAttr(kSerialNest, b.getUnitAttr());
+  symbols.insert(function);
+  Block *entry = function.addEntryBlock();
+
+  fastnn::CapturedValues captures(entry, /*viewOffsetsAsArguments=*/true);
+  for (Value bound : loop->getOperands())
+    captures.materialize(bound);
+  captures.captureUsedAbove(loop.getRegion());
+  OpBuilder body = OpBuilder::atBlockEnd(entry);
+  body.clone(*loop, captures.mapping());
+  func::ReturnOp::create(body, loc);
+  function.setFunctionType(
+      b.getFunctionType(entry->getArgumentTypes(), TypeRange{}));
+
+  OpBuilder site(loop);
+  auto call = func::CallOp::create(site, loc, function, captures.arguments());
+  loop.erase();
+  return call;
+}
+
+/// Whether `op` calls anything: such a loop (a sunk training loop, a loop
+/// around an outlined nest) stays where it is.
+bool containsCall(Operation *op) {
+  return op->walk([](CallOpInterface) { return WalkResult::interrupt(); })
+      .wasInterrupted();
+}
+
+/// Outlines the outermost call-free scf.for nests in `region`; loops that
+/// call stay, their nests outlined.
+void outlineSerialNests(Region &region, SymbolTable &symbols,
+                        StringRef baseName, unsigned &counter,
+                        SmallVectorImpl<func::CallOp> &calls) {
+  for (Block &block : region)
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      // What the parallel outliner left (reductions with init values)
+      // stays whole.
+      if (isa<scf::ParallelOp>(op))
+        continue;
+      auto loop = dyn_cast<scf::ForOp>(op);
+      if (loop && loop->getNumResults() == 0 && !containsCall(loop)) {
+        std::string name = fastnn::uniqueName(symbols, baseName, counter);
+        calls.push_back(outlineSerialNest(loop, symbols, name));
+        continue;
+      }
+      for (Region &nested : op.getRegions())
+        outlineSerialNests(nested, symbols, baseName, counter, calls);
+    }
+}
+
 /// Outlined functions equal in everything but their names: the same
 /// attributes (iteration count and work included) and the same body.
 struct EqualFunctionInfo : llvm::DenseMapInfo<func::FuncOp> {
@@ -160,9 +225,14 @@ struct EqualFunctionInfo : llvm::DenseMapInfo<func::FuncOp> {
   }
 };
 
-/// The arguments of an outlined function before its captured values: the
-/// range of outer iterations it runs.
+/// The arguments of a parallel nest's function before its captured values:
+/// the range of outer iterations it runs.
 constexpr unsigned kRangeArguments = 2;
+
+/// The arguments of `function` before its captured values.
+unsigned rangeArguments(func::FuncOp function) {
+  return function->hasAttr(kSerialNest) ? 0 : kRangeArguments;
+}
 
 /// A function with a single call: its constant captured arguments (the arena
 /// offsets) become constants again, so that LLVM sees static offsets from
@@ -171,9 +241,10 @@ void inlineConstantArguments(func::FuncOp function, func::CallOp call) {
   Block &entry = function.getBody().front();
   OpBuilder b = OpBuilder::atBlockBegin(&entry);
   llvm::BitVector constants(function.getNumArguments());
+  unsigned leading = rangeArguments(function);
   for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
     auto constant = operand.getDefiningOp<arith::ConstantOp>();
-    if (i < kRangeArguments || !constant)
+    if (i < leading || !constant)
       continue;
     entry.getArgument(i).replaceAllUsesWith(b.clone(*constant)->getResult(0));
     constants.set(i);
@@ -213,15 +284,16 @@ struct OutlineLoopNests
     SmallVector<func::CallOp> calls;
     for (auto function : llvm::to_vector(module.getOps<func::FuncOp>())) {
       unsigned counter = 0;
+      std::string baseName = (function.getSymName() + "_loop").str();
       for (scf::ParallelOp loop : fastnn::outermostNests(function)) {
         std::optional<SmallVector<fastnn::Dimension>> dims =
             fastnn::constantDimensions(loop);
         if (!dims || !loop.getInitVals().empty())
           continue;
-        std::string name = fastnn::uniqueName(
-            symbols, (function.getSymName() + "_loop").str(), counter);
+        std::string name = fastnn::uniqueName(symbols, baseName, counter);
         calls.push_back(NestOutliner(loop, *dims).outline(symbols, name));
       }
+      outlineSerialNests(function.getBody(), symbols, baseName, counter, calls);
     }
     shareEqualFunctions(calls, symbols);
   }
@@ -240,9 +312,12 @@ void DispatchLoopBodies::runOnOperation() {
   OpBuilder b(context);
 
   SmallVector<LLVM::LLVMFuncOp> bodies;
-  for (auto function : module.getOps<LLVM::LLVMFuncOp>())
+  for (auto function : module.getOps<LLVM::LLVMFuncOp>()) {
+    if (function->removeAttr(kSerialNest))
+      function.setLinkage(LLVM::Linkage::Internal);
     if (function->hasAttr(kLoopCount) && function->hasAttr(kLoopWork))
       bodies.push_back(function);
+  }
   if (bodies.empty())
     return;
 

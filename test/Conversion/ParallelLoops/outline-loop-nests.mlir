@@ -169,3 +169,75 @@ func.func @repeated(%arena: !llvm.ptr) {
   }
   return
 }
+
+// -----
+
+// Serial nests (sums into a scalar, which have no parallel dimension) move
+// into functions too, called directly: two that differ only in their
+// buffers' offsets share one. A loop that calls something (a sunk step's
+// loop) stays, and the nests inside it move out.
+
+// CHECK-LABEL: func.func @serial(
+// CHECK-SAME: %[[ARENA:.*]]: !llvm.ptr)
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// CHECK-NOT: scf.for
+// CHECK: call @serial_loop0(%[[ARENA]], %[[C64]], %[[C0]]) : (!llvm.ptr, index, index) -> ()
+// CHECK: call @serial_loop0(%[[ARENA]], %[[C128:.*]], %[[C32]]) : (!llvm.ptr, index, index) -> ()
+// CHECK: scf.for
+// CHECK-NEXT: call @fnn_trace_end()
+// CHECK-NEXT: call @serial_loop2(%[[ARENA]])
+// CHECK: func.func private @serial_loop0(%[[PTR:.*]]: !llvm.ptr, %[[IN:.*]]: index, %[[OUT:.*]]: index)
+// CHECK-SAME: attributes {fastnn.serial_nest}
+// CHECK: memref.view %{{.*}}[%[[IN]]][]
+// CHECK: memref.view %{{.*}}[%[[OUT]]][]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.addf
+// CHECK-NOT: @serial_loop1
+// CHECK: func.func private @serial_loop2(%{{.*}}: !llvm.ptr)
+// CHECK-SAME: attributes {fastnn.serial_nest}
+// CHECK: arith.constant 192 : index
+// CHECK: arith.mulf
+func.func private @fnn_trace_end()
+func.func @serial(%arena: !llvm.ptr) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c32 = arith.constant 32 : index
+  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
+  %c192 = arith.constant 192 : index
+  %a = builtin.unrealized_conversion_cast %arena : !llvm.ptr to memref<256xi8>
+  %x = memref.view %a[%c64][] : memref<256xi8> to memref<4x4xf32>
+  %sx = memref.view %a[%c0][] : memref<256xi8> to memref<f32>
+  %y = memref.view %a[%c128][] : memref<256xi8> to memref<4x4xf32>
+  %sy = memref.view %a[%c32][] : memref<256xi8> to memref<f32>
+  %z = memref.view %a[%c192][] : memref<256xi8> to memref<4xf32>
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c4 step %c1 {
+      %v = memref.load %x[%i, %j] : memref<4x4xf32>
+      %s = memref.load %sx[] : memref<f32>
+      %t = arith.addf %s, %v : f32
+      memref.store %t, %sx[] : memref<f32>
+    }
+  }
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c4 step %c1 {
+      %v = memref.load %y[%i, %j] : memref<4x4xf32>
+      %s = memref.load %sy[] : memref<f32>
+      %t = arith.addf %s, %v : f32
+      memref.store %t, %sy[] : memref<f32>
+    }
+  }
+  scf.for %step = %c0 to %c4 step %c1 {
+    func.call @fnn_trace_end() : () -> ()
+    scf.for %i = %c0 to %c4 step %c1 {
+      %v = memref.load %z[%i] : memref<4xf32>
+      %w = arith.mulf %v, %v : f32
+      memref.store %w, %z[%i] : memref<4xf32>
+    }
+  }
+  return
+}

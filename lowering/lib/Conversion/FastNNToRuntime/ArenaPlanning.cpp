@@ -316,7 +316,7 @@ FailureOr<ArenaEstimate> estimateArena(func::FuncOp step,
   // The copy takes the fusion decisions, which the step's later rewrites
   // would invalidate.
   auto copy = cast<func::FuncOp>(step->clone());
-  auto eraseCopy = llvm::make_scope_exit([&] { copy->erase(); });
+  llvm::scope_exit eraseCopy([&] { copy->erase(); });
   lowering::planFusion(lowering::stepBlock(copy), maxLoopReduction);
   FailureOr<lowering::ArenaLayout> layout = lowering::planArena(copy);
   if (failed(layout))

@@ -91,12 +91,18 @@ bool exceedsMaxRank(Operation *op) {
 
 LLVM::LLVMFuncOp RunEmitter::runtimeFunction(StringRef name, Type result,
                                              ArrayRef<Type> params) {
-  if (auto existing = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
-    return existing;
+  // Every kernel call and trace span asks: a module lookup scans the module.
+  LLVM::LLVMFuncOp &function = runtimeFunctions[name];
+  if (!function)
+    function = module.lookupSymbol<LLVM::LLVMFuncOp>(name);
+  if (function)
+    return function;
   OpBuilder builder(module.getBodyRegion());
   builder.setInsertionPointToStart(module.getBody());
-  return LLVM::LLVMFuncOp::create(builder, module.getLoc(), name,
-                                  LLVM::LLVMFunctionType::get(result, params));
+  function =
+      LLVM::LLVMFuncOp::create(builder, module.getLoc(), name,
+                               LLVM::LLVMFunctionType::get(result, params));
+  return function;
 }
 
 int64_t RunEmitter::createKernel(Location loc, StringRef createName,

@@ -243,6 +243,8 @@ private:
                                          llvm::ArrayRef<mlir::Type> params);
 
   mlir::ModuleOp module;
+  /// The runtime functions declared so far, by name.
+  llvm::StringMap<mlir::LLVM::LLVMFuncOp> runtimeFunctions;
   const ArenaLayout &layout;
   mlir::OpBuilder &initBuilder, &runBuilder;
   mlir::Value device, initArena, runArena;
