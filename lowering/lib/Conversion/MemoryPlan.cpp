@@ -20,20 +20,20 @@ MemoryPlan planMemory(const std::vector<BufferRequest> &requests) {
 
   MemoryPlan plan;
   plan.offsets.assign(requests.size(), 0);
+  // The placed buffers by offset, so that those alive with a request come
+  // out in order without a sort per request (a big model has thousands).
   std::vector<size_t> placed;
+  std::vector<size_t> live;
   for (size_t index : order) {
     const BufferRequest &request = requests[index];
     int64_t size = alignUp(std::max<int64_t>(request.bytes, 1));
     // The placed buffers alive at the same time, by offset: the request
     // takes the first gap between them that is large enough.
-    std::vector<size_t> live;
+    live.clear();
     for (size_t other : placed)
       if (requests[other].firstUse <= request.lastUse &&
           request.firstUse <= requests[other].lastUse)
         live.push_back(other);
-    std::sort(live.begin(), live.end(), [&](size_t a, size_t b) {
-      return plan.offsets[a] < plan.offsets[b];
-    });
     int64_t offset = 0;
     for (size_t other : live) {
       if (plan.offsets[other] - offset >= size)
@@ -43,7 +43,11 @@ MemoryPlan planMemory(const std::vector<BufferRequest> &requests) {
     }
     plan.offsets[index] = offset;
     plan.totalBytes = std::max(plan.totalBytes, offset + size);
-    placed.push_back(index);
+    placed.insert(std::upper_bound(placed.begin(), placed.end(), offset,
+                                   [&](int64_t value, size_t other) {
+                                     return value < plan.offsets[other];
+                                   }),
+                  index);
   }
   return plan;
 }
