@@ -275,6 +275,14 @@ def FastNNOutlineLoopNests : Pass<"fastnn-outline-loop-nests",
     Outlining also keeps the run function small: a model of thousands of
     loop nests otherwise gives LLVM's loop passes one huge function.
 
+    Serial nests (the outermost `scf.for` nests without results that call
+    nothing, such as a sum into a scalar, which has no parallel dimension)
+    move into functions `<caller>_loop<N>(<captures>)` too, shared the same
+    way and called directly (`fastnn.serial_nest`, internal linkage once in
+    the LLVM dialect); a loop that calls something (a sunk step's loop)
+    stays, and the nests inside it move out. Left in the step, each would
+    cost SCF lowering a split of the step's block.
+
     Before:
     ```mlir
     func.func @fnn_model_run(%arena: !llvm.ptr) {
