@@ -26,6 +26,8 @@ void addForwardPasses(OpPassManager &pm, const PipelineOptions &options,
                       Target target) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After cleanup, which folds the comparisons' constants.
+  pm.addPass(createFastNNRandomMasks());
   // An inference model's batch norms have fixed statistics: they fold into
   // the convolutions before them.
   if (options.mode == StepKind::Infer)

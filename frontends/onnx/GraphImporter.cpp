@@ -399,6 +399,18 @@ exportedInputKinds(const onnx::GraphProto &graph) {
   return kinds;
 }
 
+/// The onnxscript optimizer's record of the values it folded each
+/// initializer from (a Python list, "['p']"), by value name.
+static llvm::StringMap<std::string>
+foldedSources(const onnx::GraphProto &graph) {
+  llvm::StringMap<std::string> sources;
+  for (const onnx::ValueInfoProto &info : graph.value_info())
+    if (std::optional<std::string> folded = metadataValue(
+            info.unknown_fields(), 4, "pkg.onnxscript.optimizer.folded_from"))
+      sources[info.name()] = *folded;
+  return sources;
+}
+
 LogicalResult GraphImporter::importInitializers() {
   const onnx::GraphProto &graph = model.graph();
   // Initializers read only where a constant is required (Clip bounds, a
@@ -435,10 +447,26 @@ LogicalResult GraphImporter::importInitializers() {
   // every such node) are constants. Initializers its optimizer computed from
   // parameters (a folded weight standardisation, view_<N>) stay weights,
   // trained in place of the parameters they came from, with a warning.
+  // A one-element initializer folded from no parameter is a constant of a
+  // decomposition too: train-mode dropout's keep probability (p_cast). (A
+  // larger one may come from a parameter through values the record names
+  // but no longer exist, as nf_resnet's weight standardisation's do.)
   llvm::StringMap<std::string> exportedKinds = exportedInputKinds(graph);
-  auto isGeneratedConstant = [](llvm::StringRef name) {
-    return name.consume_front("val_") && !name.empty() &&
-           llvm::all_of(name, llvm::isDigit);
+  llvm::StringMap<std::string> folded = foldedSources(graph);
+  auto isGeneratedConstant = [&](const onnx::TensorProto &tensor) {
+    llvm::StringRef name = tensor.name();
+    if (name.consume_front("val_") && !name.empty() &&
+        llvm::all_of(name, llvm::isDigit))
+      return true;
+    auto sources = folded.find(tensor.name());
+    if (sources == folded.end() ||
+        llvm::any_of(tensor.dims(), [](int64_t d) { return d != 1; }))
+      return false;
+    return llvm::none_of(exportedKinds, [&](const auto &kind) {
+      return kind.second == "PARAMETER" &&
+             llvm::StringRef(sources->second)
+                 .contains(("'" + kind.first() + "'").str());
+    });
   };
   SmallVector<std::string> foldedFromParameters;
   for (const onnx::TensorProto &tensor : graph.initializer()) {
@@ -456,7 +484,7 @@ LogicalResult GraphImporter::importInitializers() {
       if (kind != exportedKinds.end())
         constant =
             kind->second != "PARAMETER" && !statisticNames.count(tensor.name());
-      else if (isGeneratedConstant(tensor.name()))
+      else if (isGeneratedConstant(tensor))
         constant = true;
       else if (usedNames.count(tensor.name()))
         foldedFromParameters.push_back(tensor.name());

@@ -204,6 +204,7 @@ std::vector<OpRecord> convolutionOpRecords();
 std::vector<OpRecord> normalizationOpRecords();
 std::vector<OpRecord> matrixProductOpRecords();
 std::vector<OpRecord> elementwiseOpRecords();
+std::vector<OpRecord> randomOpRecords();
 std::vector<OpRecord> reductionOpRecords();
 std::vector<OpRecord> resamplingOpRecords();
 std::vector<OpRecord> shapeOpRecords();

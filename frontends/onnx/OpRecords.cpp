@@ -18,8 +18,9 @@ const OpRecord *lookupOpRecord(llvm::StringRef opType) {
     llvm::StringMap<OpRecord> records;
     for (auto family :
          {convolutionOpRecords, normalizationOpRecords, matrixProductOpRecords,
-          elementwiseOpRecords, reductionOpRecords, resamplingOpRecords,
-          shapeOpRecords, scatterOpRecords, constantOpRecords})
+          elementwiseOpRecords, randomOpRecords, reductionOpRecords,
+          resamplingOpRecords, shapeOpRecords, scatterOpRecords,
+          constantOpRecords})
       for (OpRecord &record : family()) {
         for (int64_t version : record.versions)
           if (!isOperatorVersion(record.opType, version))

@@ -216,7 +216,8 @@ struct BuildTrainStepPass
   }
 
   /// Batch norm with batch statistics (plus the running-average updates it
-  /// implies) and dropout with random masks.
+  /// implies), dropout with random masks, and random draws that change
+  /// with the step.
   LogicalResult
   useTrainingForms(OpBuilder &b, Block &body, SymbolTable &symbols, Value step,
                    SmallVectorImpl<std::pair<Value, Value>> &updates) {
@@ -262,6 +263,14 @@ struct BuildTrainStepPass
             b.getI64IntegerAttr(dropoutSeed * 1000003 + dropoutIndex++));
         dropout.replaceAllUsesWith(masked);
         dropout.erase();
+      } else if (isa<RandomUniformOp, RandomNormalOp, RandomMaskOp>(op)) {
+        // Each step draws afresh; the trainer's seed selects the stream.
+        op.insertOperands(0, step);
+        auto seed = op.getAttrOfType<IntegerAttr>("seed");
+        op.setAttr("seed", b.getI64IntegerAttr(static_cast<int64_t>(
+                               static_cast<uint64_t>(seed.getInt()) ^
+                               (static_cast<uint64_t>(dropoutSeed) + 1) *
+                                   0x9E3779B97F4A7C15ull)));
       }
     }
     return success();

@@ -1058,3 +1058,43 @@ func.func @select_condition(%c: tensor<4xf32>, %a: tensor<4xf32>) {
   %0 = fastnn.select %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @random_uniform_bounds() -> tensor<4xf32> {
+  // expected-error @+1 {{'fastnn.random_uniform' op expects finite bounds with low <= high, got [1.000000e+00, 0.000000e+00)}}
+  %0 = fastnn.random_uniform {low = 1.0 : f64, high = 0.0 : f64, seed = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_normal_scale() -> tensor<4xf32> {
+  // expected-error @+1 {{'fastnn.random_normal' op expects a finite mean and a non-negative scale}}
+  %0 = fastnn.random_normal {scale = -1.0 : f64, seed = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_mask_probability(%step: tensor<i64>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fastnn.random_mask' op expects a probability in [0, 1], got 1.500000e+00}}
+  %0 = fastnn.random_mask %step : tensor<i64> {probability = 1.5 : f64, seed = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_mask_step(%step: tensor<1xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fastnn.random_mask' op expects a scalar step}}
+  %0 = fastnn.random_mask %step : tensor<1xi64> {probability = 0.5 : f64, seed = 1 : i64} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_draw_integer() -> tensor<4xi32> {
+  // expected-error @+1 {{'fastnn.random_uniform' op result #0 must be statically shaped tensor of}}
+  %0 = fastnn.random_uniform {seed = 1 : i64} : tensor<4xi32>
+  return %0 : tensor<4xi32>
+}

@@ -337,3 +337,14 @@ func.func @rounding_and_trigonometry(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, t
   %5 = fastnn.round %x : tensor<2x3xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @random_draws
+// CHECK: fastnn.random_uniform {low = -1.000000e+00 : f64, seed = 3 : i64} : tensor<2x4xf32>
+// CHECK: fastnn.random_normal %{{.*}} : tensor<i64> {scale = 2.000000e+00 : f64, seed = 4 : i64} : tensor<8xf16>
+// CHECK: fastnn.random_mask %{{.*}} : tensor<i64> {probability = 7.500000e-01 : f64, seed = 5 : i64} : tensor<2x1x1x1xf32>
+func.func @random_draws(%step: tensor<i64>) -> (tensor<2x4xf32>, tensor<8xf16>, tensor<2x1x1x1xf32>) {
+  %u = fastnn.random_uniform {low = -1.0 : f64, seed = 3 : i64} : tensor<2x4xf32>
+  %n = fastnn.random_normal %step : tensor<i64> {scale = 2.0 : f64, seed = 4 : i64} : tensor<8xf16>
+  %m = fastnn.random_mask %step : tensor<i64> {probability = 0.75 : f64, seed = 5 : i64} : tensor<2x1x1x1xf32>
+  return %u, %n, %m : tensor<2x4xf32>, tensor<8xf16>, tensor<2x1x1x1xf32>
+}

@@ -439,6 +439,37 @@ def FastNNSinkLoop : Pass<"fastnn-sink-loop", "mlir::ModuleOp"> {
   ];
 }
 
+def FastNNRandomMasks : Pass<"fastnn-random-masks", "mlir::ModuleOp"> {
+  let summary = "Turn cast comparisons of uniform draws with a constant into "
+                "random masks";
+  let description = [{
+    Today's exporters write dropout and stochastic depth in training mode as
+    a uniform draw compared with a constant and cast to a float mask
+    (PyTorch's default exporter: RandomUniformLike, Less, Cast, then the
+    division by the keep probability and the product). Such a mask is a
+    Bernoulli draw whose probability the pass computes from the draw's
+    bounds and the constant; as `random_mask` it still draws in training
+    (fastnn-build-train-step gives it the step) and is its mean at
+    inference, so the network computes its expectation over the masks, as
+    `dropout` and a framework's eval mode do. The draw must feed the
+    comparison alone, and the comparison the cast alone, with the mask's
+    shape; other draws are left as they are.
+
+    Before:
+    ```mlir
+    %u = fastnn.random_uniform {seed = 7 : i64} : tensor<2x1x1x1xf32>
+    %p = fastnn.constant dense<8.0e-01> : tensor<f32>
+    %b = fastnn.less %u, %p : (tensor<2x1x1x1xf32>, tensor<f32>) -> tensor<2x1x1x1xi1>
+    %m = fastnn.cast %b : tensor<2x1x1x1xi1> -> tensor<2x1x1x1xf32>
+    ```
+    After:
+    ```mlir
+    %m = fastnn.random_mask {probability = 8.0e-01 : f64, seed = 7 : i64} : tensor<2x1x1x1xf32>
+    ```
+  }];
+  let dependentDialects = ["mlir::fastnn::FastNNDialect"];
+}
+
 def FastNNFoldBatchNorm : Pass<"fastnn-fold-batch-norm", "mlir::ModuleOp"> {
   let summary = "Fold inference batch norm into the preceding convolution's "
                 "filter and bias";

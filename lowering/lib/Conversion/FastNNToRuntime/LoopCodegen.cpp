@@ -306,10 +306,10 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
               values.push_back(widenHalf(
                   nb, nloc, args[leafIndex.lookup(operand)], element));
           }
-          Type inputElement = elementOf(op->getOperand(0));
-          return cast<ScalarBodyOpInterface>(op).buildScalarBody(
-              nb, nloc, values,
-              isHalf(inputElement) ? nb.getF32Type() : inputElement,
+          auto body = cast<ScalarBodyOpInterface>(op);
+          Type bodyType = body.getScalarBodyType();
+          return body.buildScalarBody(
+              nb, nloc, values, isHalf(bodyType) ? nb.getF32Type() : bodyType,
               [](OpBuilder &ib, Location iloc, int64_t dim) -> Value {
                 return linalg::IndexOp::create(ib, iloc, dim);
               });

@@ -9,6 +9,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fastnn;
 
@@ -419,6 +421,35 @@ LogicalResult DropoutOp::verify() {
     return emitOpError("expects a ratio in [0, 1), got ")
            << getRatio().convertToDouble();
   return success();
+}
+
+/// A random op's step, where it has one, is a scalar.
+static LogicalResult verifyRandomStep(Operation *op, Value step) {
+  if (step && rankedType(step).getRank() != 0)
+    return op->emitOpError("expects a scalar step");
+  return success();
+}
+
+LogicalResult RandomUniformOp::verify() {
+  double low = getLow().convertToDouble(), high = getHigh().convertToDouble();
+  if (!std::isfinite(low) || !std::isfinite(high) || low > high)
+    return emitOpError("expects finite bounds with low <= high, got [")
+           << low << ", " << high << ")";
+  return verifyRandomStep(*this, getStep());
+}
+
+LogicalResult RandomNormalOp::verify() {
+  if (!(getScale().convertToDouble() >= 0.0) ||
+      !std::isfinite(getMean().convertToDouble()))
+    return emitOpError("expects a finite mean and a non-negative scale");
+  return verifyRandomStep(*this, getStep());
+}
+
+LogicalResult RandomMaskOp::verify() {
+  if (!(getProbability().convertToDouble() <= 1.0))
+    return emitOpError("expects a probability in [0, 1], got ")
+           << getProbability().convertToDouble();
+  return verifyRandomStep(*this, getStep());
 }
 
 LogicalResult

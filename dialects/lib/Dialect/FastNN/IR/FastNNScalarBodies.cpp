@@ -34,6 +34,61 @@ Value binary(OpBuilder &b, Location loc, ValueRange operands,
   return IntOpT::create(b, loc, operands[0], operands[1]);
 }
 
+/// 64 random bits for an element, a pure function of (seed, step, element
+/// index): splitmix64 of their mix. Counter-based, so that draws need no
+/// state, parallelise, and an op recomputed (or applied to its own
+/// gradient) draws the same bits. A null \p step is step 0.
+Value counterBits(OpBuilder &b, Location loc, int64_t seed, Value step,
+                  ArrayRef<int64_t> shape, ElementIndexFn elementIndex) {
+  SmallVector<int64_t> strides = computeStrides(shape);
+  Type i64 = b.getI64Type();
+  auto c64 = [&](uint64_t v) {
+    return arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(i64, static_cast<int64_t>(v)));
+  };
+  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [dim, stride] : llvm::enumerate(strides))
+    linear = arith::AddIOp::create(
+        b, loc, linear,
+        arith::MulIOp::create(b, loc, elementIndex(b, loc, dim),
+                              arith::ConstantIndexOp::create(b, loc, stride)));
+  Value z = arith::IndexCastOp::create(b, loc, i64, linear);
+  if (step)
+    z = arith::XOrIOp::create(
+        b, loc, z,
+        arith::MulIOp::create(b, loc, step, c64(0x9E3779B97F4A7C15ull)));
+  z = arith::XOrIOp::create(
+      b, loc, z, c64(static_cast<uint64_t>(seed) * 0xD1B54A32D192ED03ull));
+  auto mixStep = [&](uint64_t shift, uint64_t multiplier) {
+    z = arith::XOrIOp::create(b, loc, z,
+                              arith::ShRUIOp::create(b, loc, z, c64(shift)));
+    if (multiplier)
+      z = arith::MulIOp::create(b, loc, z, c64(multiplier));
+  };
+  z = arith::AddIOp::create(b, loc, z, c64(0x9E3779B97F4A7C15ull));
+  mixStep(30, 0xBF58476D1CE4E5B9ull);
+  mixStep(27, 0x94D049BB133111EBull);
+  mixStep(31, 0);
+  return z;
+}
+
+/// The 24 bits of \p bits from bit \p shift up as a uniform in [0, 1):
+/// 24 bits convert exactly to f32.
+Value unitUniform(OpBuilder &b, Location loc, Value bits, uint64_t shift,
+                  Type type) {
+  Type i64 = b.getI64Type();
+  Value field = arith::ShRUIOp::create(
+      b, loc, bits,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, shift)));
+  if (shift + 24 < 64)
+    field = arith::AndIOp::create(
+        b, loc, field,
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 0xFFFFFF)));
+  return arith::MulFOp::create(b, loc,
+                               arith::UIToFPOp::create(b, loc, type, field),
+                               floatConstant(b, loc, type, 1.0 / (1 << 24)));
+}
+
 /// Leaky relu's select, shared by the op (\p value = x) and its gradient
 /// (\p value = dy): \p value where \p x >= 0, else alpha times it.
 Value leakySelect(OpBuilder &b, Location loc, Type type, Value x, Value value,
@@ -441,49 +496,85 @@ Value ClipBackwardOp::buildScalarBody(OpBuilder &b, Location loc,
                                  floatConstant(b, loc, computeType, 0.0));
 }
 
-/// The mask is a pure function of (seed, step, element index): splitmix64
-/// of their mix, top 24 bits as a uniform in [0, 1).
 Value DropoutTrainOp::buildScalarBody(OpBuilder &b, Location loc,
                                       ValueRange operands, Type computeType,
                                       ElementIndexFn elementIndex) {
   double ratio = getRatio().convertToDouble();
-  uint64_t seed = static_cast<uint64_t>(getSeed());
-  SmallVector<int64_t> strides = computeStrides(getType().getShape());
-  Type i64 = b.getI64Type();
-  auto c64 = [&](uint64_t v) {
-    return arith::ConstantOp::create(
-        b, loc, b.getIntegerAttr(i64, static_cast<int64_t>(v)));
-  };
-  Value linear = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [dim, stride] : llvm::enumerate(strides))
-    linear = arith::AddIOp::create(
-        b, loc, linear,
-        arith::MulIOp::create(b, loc, elementIndex(b, loc, dim),
-                              arith::ConstantIndexOp::create(b, loc, stride)));
-  Value z = arith::XOrIOp::create(
-      b, loc, arith::IndexCastOp::create(b, loc, i64, linear),
-      arith::MulIOp::create(b, loc, operands[1], c64(0x9E3779B97F4A7C15ull)));
-  z = arith::XOrIOp::create(b, loc, z, c64(seed * 0xD1B54A32D192ED03ull));
-  auto mixStep = [&](uint64_t shift, uint64_t multiplier) {
-    z = arith::XOrIOp::create(b, loc, z,
-                              arith::ShRUIOp::create(b, loc, z, c64(shift)));
-    if (multiplier)
-      z = arith::MulIOp::create(b, loc, z, c64(multiplier));
-  };
-  z = arith::AddIOp::create(b, loc, z, c64(0x9E3779B97F4A7C15ull));
-  mixStep(30, 0xBF58476D1CE4E5B9ull);
-  mixStep(27, 0x94D049BB133111EBull);
-  mixStep(31, 0);
-  Value bits = arith::ShRUIOp::create(b, loc, z, c64(40));
-  Value uniform = arith::MulFOp::create(
-      b, loc, arith::UIToFPOp::create(b, loc, computeType, bits),
-      floatConstant(b, loc, computeType, 1.0 / (1 << 24)));
-  Value keep = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, uniform,
-                                     floatConstant(b, loc, computeType, ratio));
+  Value bits = counterBits(b, loc, getSeed(), operands[1], getType().getShape(),
+                           elementIndex);
+  Value keep = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGE,
+      unitUniform(b, loc, bits, /*shift=*/40, computeType),
+      floatConstant(b, loc, computeType, ratio));
   Value scaled = arith::MulFOp::create(
       b, loc, operands[0],
       floatConstant(b, loc, computeType, 1.0 / (1.0 - ratio)));
   return arith::SelectOp::create(b, loc, keep, scaled,
+                                 floatConstant(b, loc, computeType, 0.0));
+}
+
+//===----------------------------------------------------------------------===//
+// Random draws
+//===----------------------------------------------------------------------===//
+
+Value RandomUniformOp::buildScalarBody(OpBuilder &b, Location loc,
+                                       ValueRange operands, Type computeType,
+                                       ElementIndexFn elementIndex) {
+  Value bits =
+      counterBits(b, loc, getSeed(), operands.empty() ? Value() : operands[0],
+                  getType().getShape(), elementIndex);
+  double low = getLow().convertToDouble(), high = getHigh().convertToDouble();
+  return arith::AddFOp::create(
+      b, loc,
+      arith::MulFOp::create(
+          b, loc, unitUniform(b, loc, bits, /*shift=*/40, computeType),
+          floatConstant(b, loc, computeType, high - low)),
+      floatConstant(b, loc, computeType, low));
+}
+
+/// Box-Muller: sqrt(-2 ln u1) cos(2 pi u2), with u1 in (0, 1] from the top
+/// 24 bits (so the logarithm is finite) and u2 from the next 24.
+Value RandomNormalOp::buildScalarBody(OpBuilder &b, Location loc,
+                                      ValueRange operands, Type computeType,
+                                      ElementIndexFn elementIndex) {
+  Value bits =
+      counterBits(b, loc, getSeed(), operands.empty() ? Value() : operands[0],
+                  getType().getShape(), elementIndex);
+  Value u1 = arith::SubFOp::create(
+      b, loc, floatConstant(b, loc, computeType, 1.0),
+      unitUniform(b, loc, bits, /*shift=*/40, computeType));
+  Value u2 = unitUniform(b, loc, bits, /*shift=*/16, computeType);
+  Value radius = math::SqrtOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, floatConstant(b, loc, computeType, -2.0),
+                            math::LogOp::create(b, loc, u1)));
+  Value angle = arith::MulFOp::create(
+      b, loc, floatConstant(b, loc, computeType, 2.0 * llvm::numbers::pi), u2);
+  Value standard =
+      arith::MulFOp::create(b, loc, radius, math::CosOp::create(b, loc, angle));
+  return arith::AddFOp::create(
+      b, loc,
+      arith::MulFOp::create(
+          b, loc, standard,
+          floatConstant(b, loc, computeType, getScale().convertToDouble())),
+      floatConstant(b, loc, computeType, getMean().convertToDouble()));
+}
+
+/// Without a step, the mask's mean.
+Value RandomMaskOp::buildScalarBody(OpBuilder &b, Location loc,
+                                    ValueRange operands, Type computeType,
+                                    ElementIndexFn elementIndex) {
+  double probability = getProbability().convertToDouble();
+  if (operands.empty())
+    return floatConstant(b, loc, computeType, probability);
+  Value bits = counterBits(b, loc, getSeed(), operands[0], getType().getShape(),
+                           elementIndex);
+  Value kept = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OLT,
+      unitUniform(b, loc, bits, /*shift=*/40, computeType),
+      floatConstant(b, loc, computeType, probability));
+  return arith::SelectOp::create(b, loc, kept,
+                                 floatConstant(b, loc, computeType, 1.0),
                                  floatConstant(b, loc, computeType, 0.0));
 }
 

@@ -89,9 +89,18 @@ def FastNN_ScalarBodyOpInterface : OpInterface<"ScalarBodyOpInterface"> {
       "::llvm::LogicalResult", "verifyScalarBody", (ins), "",
       [{ return ::mlir::success(); }]>,
     InterfaceMethod<[{
+        The element type buildScalarBody computes in before half precision
+        widens to f32: the first operand's.
+      }],
+      "::mlir::Type", "getScalarBodyType", (ins), "",
+      [{
+        return ::llvm::cast<::mlir::ShapedType>(
+            $_op->getOperand(0).getType()).getElementType();
+      }]>,
+    InterfaceMethod<[{
         Builds the result element from `operands`, one element per
-        operand. Arithmetic happens in `computeType`: the first operand's
-        element type, or f32 where that is bf16 or f16 (the caller widens
+        operand. Arithmetic happens in `computeType`: getScalarBodyType(),
+        or f32 where that is bf16 or f16 (the caller widens
         half-precision operands to it and rounds the result back).
         `elementIndex(builder, loc, dim)` builds the element's index along
         result dimension `dim`, for ops whose value depends on where the

@@ -395,6 +395,62 @@ def FastNN_DropoutOp : FastNN_UnaryOp<"dropout", [FastNN_FollowsPrecision,
   let hasFolder = 1;
 }
 
+// Random draws: counter-based, a pure function of (seed, step, element
+// index), so they need no state, recompute bitwise, and parallelise. The
+// forward function has no step (inference draws at step 0);
+// fastnn-build-train-step passes the training step's.
+class FastNN_RandomOp<string mnemonic, list<Trait> traits = []>
+    : FastNN_Op<mnemonic, !listconcat([Pure, FastNN_ElementwiseTrait,
+        DeclareOpInterfaceMethods<FastNN_ScalarBodyOpInterface,
+                                  ["getScalarBodyType"]>], traits)> {
+  let results = (outs FastNN_FloatTensor:$result);
+  let assemblyFormat = "($step^ `:` type($step))? attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  // The draw has no floating-point operand to compute in.
+  let extraClassDefinition = [{
+    ::mlir::Type $cppClass::getScalarBodyType() {
+      return getType().getElementType();
+    }
+  }];
+}
+
+def FastNN_RandomUniformOp : FastNN_RandomOp<"random_uniform"> {
+  let summary = "uniform random draws in [low, high)";
+  let description = [{
+    ONNX RandomUniform and RandomUniformLike: 24 random bits per element
+    scaled to [low, high).
+  }];
+  let arguments = (ins Optional<StaticShapeTensorOf<[I64]>>:$step,
+      DefaultValuedAttr<F64Attr, "0.0">:$low,
+      DefaultValuedAttr<F64Attr, "1.0">:$high, I64Attr:$seed);
+}
+
+def FastNN_RandomNormalOp : FastNN_RandomOp<"random_normal"> {
+  let summary = "normal random draws with a mean and a standard deviation";
+  let description = [{
+    ONNX RandomNormal and RandomNormalLike: the Box-Muller transform of two
+    24-bit uniforms per element.
+  }];
+  let arguments = (ins Optional<StaticShapeTensorOf<[I64]>>:$step,
+      DefaultValuedAttr<F64Attr, "0.0">:$mean,
+      DefaultValuedAttr<F64Attr, "1.0">:$scale, I64Attr:$seed);
+}
+
+def FastNN_RandomMaskOp : FastNN_RandomOp<"random_mask"> {
+  let summary = "a random 0/1 mask in training, its mean at inference";
+  let description = [{
+    With a step, each element is 1 with probability `probability` and 0
+    otherwise. Without one it is `probability` everywhere, the mask's mean:
+    a network that multiplies by the mask (dropout and stochastic depth, as
+    exporters decompose them into a uniform draw compared with a constant)
+    then computes its expectation over the masks at inference, as `dropout`
+    does. fastnn-random-masks forms the op from such comparisons.
+  }];
+  let arguments = (ins Optional<StaticShapeTensorOf<[I64]>>:$step,
+      ConfinedAttr<F64Attr, [FastNN_FloatNonNegative]>:$probability,
+      I64Attr:$seed);
+}
+
 def FastNN_CastOp : FastNN_ComputeOp<"cast", [SameOperandsAndResultShape,
     FastNN_ElementwiseOfSomeTypes, FastNN_LayoutAgnostic]> {
   let summary = "element type conversion";
