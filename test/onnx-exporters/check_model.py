@@ -72,10 +72,11 @@ def in_venv(venv):
 
 
 def build(name, seed=0):
-    """The model with seeded random weights and stochastic depth off: the
-    train-mode exports of models with drop-path (timm's swin, torchvision's
-    swin_t, maxvit_t, efficientnet_v2_s) draw the dropped residual branches
-    with RandomUniformLike, which fastnn does not import."""
+    """The model with seeded random weights and stochastic depth off, so
+    that the 20 steps on one batch train the same network under each
+    exporter (a train-mode default export draws the dropped residual
+    branches with RandomUniformLike, which fastnnc imports as random
+    masks)."""
     import torch
     library, _, _, arguments = MODELS[name]
     torch.manual_seed(seed)
