@@ -82,3 +82,22 @@ func.func @forward(%x: tensor<2x4x4x1xf32> {fastnn.name = "images"}) -> (tensor<
   %f = fastnn.reshape %c : tensor<2x4x4x4xf32> -> tensor<2x64xf32>
   return %f : tensor<2x64xf32>
 }
+
+// -----
+
+// Random draws take the step, and the trainer's seed (0 here) mixed into
+// theirs, so that each step draws afresh; the mask has no gradient.
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME: %[[RSTEP:[^:]*]]: tensor<i64> {fastnn.name = "step"}
+// CHECK: fastnn.random_mask %[[RSTEP]] : tensor<i64> {probability = 8.000000e-01 : f64, seed = -7046029254386353136 : i64} : tensor<2x64xf32>
+// CHECK-NOT: fastnn.random_mask
+// CHECK: fastnn.apply_optimizer momentum
+fastnn.parameter @fc trainable = dense<0.1> : tensor<10x64xf32>
+func.func @forward(%x: tensor<2x64xf32> {fastnn.name = "images"}) -> (tensor<2x10xf32> {fastnn.name = "logits"}) {
+  %fc = fastnn.param @fc : tensor<10x64xf32>
+  %mask = fastnn.random_mask {probability = 0.8 : f64, seed = 5 : i64} : tensor<2x64xf32>
+  %d = fastnn.mul %x, %mask : (tensor<2x64xf32>, tensor<2x64xf32>) -> tensor<2x64xf32>
+  %l = fastnn.matmul %d, %fc {transpose_b} : (tensor<2x64xf32>, tensor<10x64xf32>) -> tensor<2x10xf32>
+  return %l : tensor<2x10xf32>
+}
