@@ -72,6 +72,16 @@ Value counterBits(OpBuilder &b, Location loc, int64_t seed, Value step,
   return z;
 }
 
+/// A random op's bits for an element; its one operand, where it has one,
+/// is the step.
+template <typename DrawOpT>
+Value drawBits(DrawOpT op, OpBuilder &b, Location loc, ValueRange operands,
+               ElementIndexFn elementIndex) {
+  return counterBits(b, loc, op.getSeed(),
+                     operands.empty() ? Value() : operands[0],
+                     op.getType().getShape(), elementIndex);
+}
+
 /// The 24 bits of \p bits from bit \p shift up as a uniform in [0, 1):
 /// 24 bits convert exactly to f32.
 Value unitUniform(OpBuilder &b, Location loc, Value bits, uint64_t shift,
@@ -520,9 +530,7 @@ Value DropoutTrainOp::buildScalarBody(OpBuilder &b, Location loc,
 Value RandomUniformOp::buildScalarBody(OpBuilder &b, Location loc,
                                        ValueRange operands, Type computeType,
                                        ElementIndexFn elementIndex) {
-  Value bits =
-      counterBits(b, loc, getSeed(), operands.empty() ? Value() : operands[0],
-                  getType().getShape(), elementIndex);
+  Value bits = drawBits(*this, b, loc, operands, elementIndex);
   double low = getLow().convertToDouble(), high = getHigh().convertToDouble();
   return arith::AddFOp::create(
       b, loc,
@@ -537,9 +545,7 @@ Value RandomUniformOp::buildScalarBody(OpBuilder &b, Location loc,
 Value RandomNormalOp::buildScalarBody(OpBuilder &b, Location loc,
                                       ValueRange operands, Type computeType,
                                       ElementIndexFn elementIndex) {
-  Value bits =
-      counterBits(b, loc, getSeed(), operands.empty() ? Value() : operands[0],
-                  getType().getShape(), elementIndex);
+  Value bits = drawBits(*this, b, loc, operands, elementIndex);
   Value u1 = arith::SubFOp::create(
       b, loc, floatConstant(b, loc, computeType, 1.0),
       unitUniform(b, loc, bits, /*shift=*/40, computeType));
@@ -567,8 +573,7 @@ Value RandomMaskOp::buildScalarBody(OpBuilder &b, Location loc,
   double probability = getProbability().convertToDouble();
   if (operands.empty())
     return floatConstant(b, loc, computeType, probability);
-  Value bits = counterBits(b, loc, getSeed(), operands[0], getType().getShape(),
-                           elementIndex);
+  Value bits = drawBits(*this, b, loc, operands, elementIndex);
   Value kept = arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OLT,
       unitUniform(b, loc, bits, /*shift=*/40, computeType),
