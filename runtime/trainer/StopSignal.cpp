@@ -4,66 +4,82 @@
 
 #include <atomic>
 #include <cstring>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
 #include <unistd.h>
 
 namespace fastnn::trainer {
 
 namespace {
 
-// The one piece of global state a signal handler needs. Any thread may run
-// the handler, two at once: a lock-free atomic decides which signal was
-// first.
 std::atomic<int> Received{0};
-static_assert(std::atomic<int>::is_always_lock_free,
-              "a signal handler may only use lock-free atomics");
+std::atomic<bool> Armed{false};
+// The signals the watcher takes: SIGTERM and SIGINT, less those the process
+// started with ignored.
+sigset_t Watched;
 
 void say(const char *Text) {
-  // write(2), unlike stdio, is async-signal-safe; a failed write changes
-  // nothing about the stop.
+  // A failed write changes nothing about the stop.
   ssize_t Ignored = ::write(STDERR_FILENO, Text, std::strlen(Text));
   (void)Ignored;
 }
 
-// Async-signal-safe: a compare-exchange, write and _exit.
-extern "C" void onStopSignal(int Signal) {
-  int None = 0;
-  if (!Received.compare_exchange_strong(None, Signal))
-    ::_exit(128 + Signal);
-  say(Signal == SIGINT ? "train.bin: SIGINT: " : "train.bin: SIGTERM: ");
-  say("stopping after the step in flight; a second signal ends train.bin at "
-      "once\n");
+/// Ends the process the way Signal's default action would, so that the
+/// parent sees a process killed by it.
+[[noreturn]] void dieOf(int Signal) {
+  sigset_t One;
+  sigemptyset(&One);
+  sigaddset(&One, Signal);
+  pthread_sigmask(SIG_UNBLOCK, &One, nullptr);
+  std::raise(Signal);
+  ::_exit(128 + Signal);
 }
 
-/// Catches Signal, unless the process started with it ignored (nohup, a
-/// background job of a script): that choice of the caller stands.
-void catchSignal(int Signal, struct sigaction &Previous) {
-  sigaction(Signal, nullptr, &Previous);
-  if (Previous.sa_handler == SIG_IGN)
-    return;
-  struct sigaction Action {};
-  Action.sa_handler = onStopSignal;
-  // Neither handler interrupts the other: a SIGINT and a SIGTERM in quick
-  // succession are a first and a second signal, never two firsts.
-  sigemptyset(&Action.sa_mask);
-  sigaddset(&Action.sa_mask, SIGTERM);
-  sigaddset(&Action.sa_mask, SIGINT);
-  // Reads, writes and fsyncs in flight go on instead of failing with EINTR.
-  Action.sa_flags = SA_RESTART;
-  sigaction(Signal, &Action, nullptr);
+[[noreturn]] void watch() {
+  for (;;) {
+    int Signal = 0;
+    if (sigwait(&Watched, &Signal) != 0)
+      continue;
+    if (!Armed.load())
+      dieOf(Signal);
+    int None = 0;
+    if (!Received.compare_exchange_strong(None, Signal))
+      ::_exit(128 + Signal);
+    say(Signal == SIGINT ? "train.bin: SIGINT: " : "train.bin: SIGTERM: ");
+    say("stopping after the step in flight; a second signal ends train.bin at "
+        "once\n");
+  }
 }
 
 } // namespace
 
-StopSignals::StopSignals() {
-  Received.store(0);
-  catchSignal(SIGTERM, PreviousTerm);
-  catchSignal(SIGINT, PreviousInt);
+void watchStopSignals() {
+  static std::once_flag Once;
+  std::call_once(Once, [] {
+    sigemptyset(&Watched);
+    for (int Signal : {SIGTERM, SIGINT}) {
+      struct sigaction Current {};
+      sigaction(Signal, nullptr, &Current);
+      // nohup, or a background job of a script: that choice of the caller
+      // stands.
+      if (Current.sa_handler != SIG_IGN)
+        sigaddset(&Watched, Signal);
+    }
+    // Threads started from here on (the loader's, OpenMP's, MPI's) inherit
+    // the mask.
+    pthread_sigmask(SIG_BLOCK, &Watched, nullptr);
+    std::thread(watch).detach();
+  });
 }
 
-StopSignals::~StopSignals() {
-  sigaction(SIGTERM, &PreviousTerm, nullptr);
-  sigaction(SIGINT, &PreviousInt, nullptr);
+StopSignals::StopSignals() {
+  watchStopSignals();
+  Received.store(0);
+  Armed.store(true);
 }
+
+StopSignals::~StopSignals() { Armed.store(false); }
 
 int StopSignals::received() { return Received.load(); }
 

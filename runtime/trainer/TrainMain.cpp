@@ -26,6 +26,7 @@
 #include "fastnn/trainer/EventWriter.h"
 #include "fastnn/trainer/Hparams.h"
 #include "fastnn/trainer/OnnxExport.h"
+#include "fastnn/trainer/StopSignal.h"
 
 #include <algorithm>
 #include <csignal>
@@ -195,6 +196,8 @@ void fail(const Status &S) {
 } // namespace fastnn::trainer
 
 int main(int argc, char **argv) {
+  // Before MPI, the loader and OpenMP start their threads.
+  watchStopSignals();
   joinJob(argc, argv);
   // Under a file-size limit (ulimit -f) a write past it then fails with
   // EFBIG, reported like a full disk, instead of killing train.bin.

@@ -9,11 +9,15 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <limits>
+#include <pthread.h>
 #include <string>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -172,38 +176,99 @@ TEST(StepHooksTest, AStopEndsTheLoopAfterTheWholeCallInFlight) {
   EXPECT_EQ(End.LastStep, 6);
 }
 
-TEST(StopSignalsTest, TheFirstSignalIsRecordedTheSecondEndsTheProcess) {
-  // Whatever the test runner's shell left them as.
+namespace {
+
+/// Sends Signal to the process, as kill(1) and a scheduler do (the watcher
+/// never sees a signal raise() sends to one thread), and waits for the
+/// watcher to record it.
+int signalAndWait(int Signal) {
+  kill(getpid(), Signal);
+  for (int Waited = 0; Waited < 500 && StopSignals::received() == 0; ++Waited)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return StopSignals::received();
+}
+
+[[noreturn]] void waitForTheEnd() {
+  for (;;)
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+}
+
+/// As in a process that starts with SIGTERM and SIGINT unblocked, their
+/// default actions: a death test's child inherits the parent's mask.
+void freshSignals() {
+  sigset_t Both;
+  sigemptyset(&Both);
+  sigaddset(&Both, SIGTERM);
+  sigaddset(&Both, SIGINT);
+  pthread_sigmask(SIG_UNBLOCK, &Both, nullptr);
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGINT, SIG_DFL);
-  {
-    StopSignals Signals;
-    EXPECT_EQ(StopSignals::received(), 0);
-    std::raise(SIGINT);
-    EXPECT_EQ(StopSignals::received(), SIGINT);
-    EXPECT_STREQ(stopSignalName(StopSignals::received()), "SIGINT");
-    EXPECT_EXIT(std::raise(SIGTERM), testing::ExitedWithCode(128 + SIGTERM),
-                "");
-  }
-  // A new StopSignals starts with no request; gone, it leaves the
-  // handlers as they were.
-  {
-    StopSignals Signals;
-    EXPECT_EQ(StopSignals::received(), 0);
-  }
-  struct sigaction Current {};
-  sigaction(SIGTERM, nullptr, &Current);
-  EXPECT_EQ(Current.sa_handler, SIG_DFL);
+}
+
+} // namespace
+
+// Each death test runs in a process of its own that watches the signals
+// from its start, as train.bin does.
+TEST(StopSignalsTest, TheFirstSignalIsRecordedTheSecondEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        freshSignals();
+        StopSignals Signals;
+        if (StopSignals::received() != 0 || signalAndWait(SIGINT) != SIGINT)
+          std::_Exit(1);
+        kill(getpid(), SIGTERM);
+        waitForTheEnd();
+      },
+      testing::ExitedWithCode(128 + SIGTERM), "SIGINT: stopping after");
+  EXPECT_STREQ(stopSignalName(SIGINT), "SIGINT");
+  EXPECT_STREQ(stopSignalName(SIGTERM), "SIGTERM");
+}
+
+TEST(StopSignalsTest, OutsideAStopSignalsASignalEndsTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        freshSignals();
+        watchStopSignals();
+        kill(getpid(), SIGTERM);
+        waitForTheEnd();
+      },
+      testing::KilledBySignal(SIGTERM), "");
+  EXPECT_EXIT(
+      {
+        freshSignals();
+        { StopSignals Signals; }
+        kill(getpid(), SIGINT);
+        waitForTheEnd();
+      },
+      testing::KilledBySignal(SIGINT), "");
 }
 
 TEST(StopSignalsTest, ASignalIgnoredAtTheStartStaysIgnored) {
-  std::signal(SIGINT, SIG_IGN);
-  {
-    StopSignals Signals;
-    std::raise(SIGINT);
-    EXPECT_EQ(StopSignals::received(), 0);
-  }
-  std::signal(SIGINT, SIG_DFL);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        freshSignals();
+        std::signal(SIGINT, SIG_IGN);
+        StopSignals Signals;
+        kill(getpid(), SIGINT);
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        if (StopSignals::received() != 0)
+          std::_Exit(1);
+        std::_Exit(signalAndWait(SIGTERM) == SIGTERM ? 0 : 2);
+      },
+      testing::ExitedWithCode(0), "");
+}
+
+// Neither the thread that watches nor any thread started after it, the
+// ones that run oneDNN's kernels among them, takes the signals.
+TEST(StopSignalsTest, OnlyTheWatcherTakesTheSignals) {
+  watchStopSignals();
+  sigset_t Started;
+  std::thread([&] { pthread_sigmask(SIG_BLOCK, nullptr, &Started); }).join();
+  EXPECT_EQ(sigismember(&Started, SIGTERM), 1);
+  EXPECT_EQ(sigismember(&Started, SIGINT), 1);
 }
 
 TEST(StepHooksTest, ANonFiniteLossStopsTheRun) {

@@ -7,7 +7,14 @@
 // checkpoint and ends with 128+signal. A second signal while stopping ends
 // the process at once with the same code: every file the trainer writes is
 // replaced atomically (AtomicFile.h), so the previous checkpoint stays
-// whole.
+// whole. Outside a StopSignals either signal ends the process as its
+// default action does.
+//
+// No thread but one watcher ever takes the signals (sigwait): a handler
+// run on a compute thread would push its frame where the stack pointer
+// is, and oneDNN 2.x's GEMM kernels point it into a heap buffer while they
+// run (oneDNN issue #4845, fixed in 3.11), so a signal there corrupted the
+// heap.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,9 +25,14 @@
 
 namespace fastnn::trainer {
 
-/// Catches SIGTERM and SIGINT (sigaction) from construction to destruction,
-/// which restores the handlers before it; a signal the process started with
-/// ignored stays ignored. One at a time.
+/// Blocks SIGTERM and SIGINT in the calling thread, and so in every thread
+/// it starts afterwards, and starts the thread that waits for them. Call it
+/// first in main, before any other thread starts; later calls do nothing.
+/// A signal the process started with ignored stays ignored.
+void watchStopSignals();
+
+/// Turns SIGTERM and SIGINT into a request to stop from construction to
+/// destruction (watchStopSignals first if main did not). One at a time.
 class StopSignals {
 public:
   StopSignals();
@@ -30,9 +42,6 @@ public:
 
   /// The first signal caught, 0 for none.
   static int received();
-
-private:
-  struct sigaction PreviousTerm, PreviousInt;
 };
 
 /// "SIGTERM", "SIGINT", else "a signal".
