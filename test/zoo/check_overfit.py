@@ -53,12 +53,15 @@ def export(args, path, *options):
 
 
 def overfit(name, fastnnc, onnx_file, tmp, steps, learning_rate=0.005,
-            weight_decay=0, batch=4):
+            weight_decay=0, batch=4, max_gradient_norm=None):
     """Compiles onnx_file into tmp/train.bin, trains `steps` momentum-SGD
     steps on one fixed mock batch and exits with FAILED unless every loss is
-    finite and the mean of the last 5 is below 0.8 x the first."""
+    finite and the mean of the last 5 is below 0.8 x the first.
+    max_gradient_norm, when given, clips the global gradient norm."""
     hparams = tmp / "hp.txt"
-    hparams.write_text(
+    clipping = ("" if max_gradient_norm is None else
+                f"max_gradient_norm={max_gradient_norm}\n")
+    hparams.write_text(clipping +
         f"batch_size={batch}\nnum_classes=10\noptimizer=momentum\n"
         f"momentum=0.9\nlearning_rate={learning_rate}\n"
         "learning_rate_decay_type=fixed\n"
