@@ -148,6 +148,13 @@ cl::opt<unsigned> codegenParts(
              "the whole module optimised at once, one object; --emit=obj "
              "always writes one)"),
     cl::init(8), cl::cat(fastnncCategory));
+cl::opt<unsigned> codegenFastInstructions(
+    "codegen-fast-above",
+    cl::desc("With several --codegen-parts, generate the functions of at "
+             "least this many LLVM instructions (the host glue of a big "
+             "model's step) without code generation optimisations, in a part "
+             "of their own (0: none)"),
+    cl::init(16384), cl::Hidden, cl::cat(fastnncCategory));
 cl::opt<unsigned> codegenThreads(
     "codegen-threads",
     cl::desc("Threads generating the parts (0: one per core); the "
@@ -482,7 +489,8 @@ int main(int argc, char **argv) {
     if (emit == EmitKind::Object)
       return mlir::succeeded(fastnn::emitHostObjects(
                  compiled, {outputPath.getValue()},
-                 /*dataObjectFile=*/"", codegenThreads, timingScope, error))
+                 /*dataObjectFile=*/"", codegenThreads, codegenFastInstructions,
+                 timingScope, error))
                  ? 0
                  : fail(error);
     // Emulated kernels run on the host: the step links the CPU runtime.
@@ -509,7 +517,8 @@ int main(int argc, char **argv) {
     }
     if (mlir::failed(fastnn::emitHostObjects(
             compiled, llvm::ArrayRef(objectFiles).drop_back(),
-            objectFiles.back(), codegenThreads, timingScope, error)))
+            objectFiles.back(), codegenThreads, codegenFastInstructions,
+            timingScope, error)))
       return fail(error);
     llvm::SmallVector<std::string> inputs;
     for (llvm::StringRef input : llvm::split(linkInputs, ';'))

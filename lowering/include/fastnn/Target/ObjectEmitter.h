@@ -43,12 +43,19 @@ mlir::LogicalResult printHostLLVMIR(llvm::ArrayRef<mlir::ModuleOp> modules,
 /// optimised at once and its internal symbols stay internal. With a
 /// `dataObjectFile`, the large constant arrays (the embedded initial
 /// weights) are written there as they are, outside LLVM's optimisation and
-/// code generation, and the code declares them (hidden symbols).
-/// `timing` gets the time of translation, optimisation and code generation.
+/// code generation, and the code declares them (hidden symbols). With
+/// several parts, the functions of at least `fastCodegenInstructions`
+/// instructions (0: none) take the last part, generated without code
+/// generation optimisations: they are the host glue (the step function
+/// calling every kernel), whose register allocation at O3 is superlinear in
+/// its size. `timing` gets the time of translation, optimisation and code
+/// generation.
 mlir::LogicalResult emitHostObjects(llvm::ArrayRef<mlir::ModuleOp> modules,
                                     llvm::ArrayRef<std::string> objectFiles,
                                     llvm::StringRef dataObjectFile,
-                                    unsigned threads, mlir::TimingScope &timing,
+                                    unsigned threads,
+                                    unsigned fastCodegenInstructions,
+                                    mlir::TimingScope &timing,
                                     std::string &error);
 
 } // namespace fastnn
