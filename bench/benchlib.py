@@ -1,5 +1,6 @@
 """Helpers shared by the bench/*/bench.py scripts."""
 import datetime
+import math
 import os
 import platform
 import re
@@ -172,6 +173,49 @@ def run_with_usage(command, env=None):
         rss_kib, cpu = usage.read().split()
         return process.stdout, {"rss_mib": int(rss_kib) / 1024.0,
                                 "cpu_s": float(cpu), "wall_s": wall}
+
+
+def train_rates(binary, steps, log_every, env=None):
+    """Runs train.bin for `steps` steps on the mock dataset, logging every
+    `log_every`; returns the images/s of each log window and the peak RSS
+    in MiB."""
+    out, usage = run_with_usage(
+        [binary, "--dataset_name=mock", "--stop_at_step=%d" % steps,
+         "--log_loss_every_n_iters=%d" % log_every,
+         "--hooks=StopAtStepHook,LoggingTensorHook"], env)
+    rates = [float(r) for r in re.findall(r"step \d+: .*images/s=([0-9.]+)",
+                                          out)]
+    if len(rates) != steps // log_every:
+        raise RuntimeError("unexpected train.bin output: " + out)
+    return rates, usage["rss_mib"]
+
+
+def measure_training(binary, batch, min_steps, min_seconds, env=None):
+    """images/s of train.bin's timed steps after one warm-up step, and its
+    peak RSS. A first run of 1 + `min_steps` steps gives the step time;
+    models faster than `min_seconds` over those steps run again with enough
+    steps for it, as one log window after the warm-up window."""
+    rates, rss = train_rates(binary, 1 + min_steps, 1, env)
+    timed = rates[1:]
+    rate = len(timed) / sum(1.0 / r for r in timed)
+    if min_steps * batch / rate >= min_seconds:
+        return rate, rss
+    steps = math.ceil(min_seconds * rate / batch)
+    rates, rss = train_rates(binary, 2 * steps, steps, env)
+    return rates[-1], rss
+
+
+def time_inference(binary, repeat, threads):
+    """ms per run of infer.bin over `repeat` timed runs (after its warm-up
+    run) at `threads` threads, and its peak RSS in MiB."""
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out, usage = run_with_usage([binary, "--repeat", str(repeat),
+                                 "--output-dir", os.path.dirname(binary)],
+                                env)
+    match = re.search(r"([0-9.]+) ms per run", out)
+    if not match:
+        raise RuntimeError("unexpected infer.bin output: " + out)
+    return float(match.group(1)), usage["rss_mib"]
 
 
 # The peers' virtual environments, made by scripts/install-peers.sh.

@@ -12,8 +12,6 @@ through bench/infer/run.sh.
 """
 import argparse
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,23 +21,12 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 from benchlib import (  # noqa: E402
     fastnnc_line, forward_macs, load_average, log, machine_line,
-    peer_versions, require_peers, run, run_peer)
+    peer_versions, require_peers, run, run_peer, time_inference)
 
 # (model, batch, timed runs per round): ~1-3 s per round on this machine.
 CASES = [("lenet", 64, 300), ("resnet_v1_50", 8, 6), ("mobilenet_v2", 8, 20)]
 # The issue's target for infer.bin / ONNX Runtime at 2 threads.
 TARGET = 1.2
-
-
-def time_fastnn(binary, repeat, threads):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-    out = subprocess.run([binary, "--repeat", str(repeat), "--output-dir",
-                          os.path.dirname(binary)], check=True, env=env,
-                         capture_output=True, text=True).stdout
-    match = re.search(r"([0-9.]+) ms per run", out)
-    if not match:
-        raise RuntimeError("unexpected infer.bin output: " + out)
-    return float(match.group(1))
 
 
 def main():
@@ -83,7 +70,7 @@ def main():
             for threads in thread_counts:
                 ours, theirs = [], []
                 for r in range(args.rounds):
-                    ours.append(time_fastnn(binary, repeat, threads))
+                    ours.append(time_inference(binary, repeat, threads)[0])
                     theirs.append(run_peer("torch", [
                         "ort-infer", onnx_file, str(batch_size), str(repeat),
                         str(threads)], threads)[0])

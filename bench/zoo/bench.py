@@ -11,9 +11,7 @@ Training. Prints a markdown section for bench/RESULTS.md on stdout
 (progress on stderr). Run through bench/zoo/run.sh.
 """
 import argparse
-import math
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -22,7 +20,8 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 
 from benchlib import (  # noqa: E402
-    fastnnc_line, load_average, log, machine_line, run, run_with_usage)
+    fastnnc_line, load_average, log, machine_line, measure_training, run,
+    run_with_usage)
 
 BATCH_SIZE = 8
 MIN_TIMED_STEPS = 3
@@ -37,35 +36,6 @@ def zoo_models():
     return [(row[0], int(row[1])) for row in rows]
 
 
-def train_rates(binary, steps, log_every):
-    """Runs train.bin for `steps` steps on the mock dataset, logging every
-    `log_every`; returns the images/s of each log window and the peak RSS."""
-    out, usage = run_with_usage(
-        [binary, "--dataset_name=mock", "--stop_at_step=%d" % steps,
-         "--log_loss_every_n_iters=%d" % log_every,
-         "--hooks=StopAtStepHook,LoggingTensorHook"])
-    rates = [float(r) for r in re.findall(r"step \d+: .*images/s=([0-9.]+)",
-                                          out)]
-    if len(rates) != steps // log_every:
-        raise RuntimeError("unexpected train.bin output: " + out)
-    return rates, usage["rss_mib"]
-
-
-def measure_training(binary):
-    """images/s of the timed steps after one warm-up step, and the peak
-    RSS. A first run of 1 + MIN_TIMED_STEPS steps gives the step time;
-    models faster than MIN_TIMED_SECONDS over those steps run again with
-    enough steps for it, as one log window after the warm-up window."""
-    rates, rss = train_rates(binary, 1 + MIN_TIMED_STEPS, 1)
-    timed = rates[1:]
-    rate = len(timed) / sum(1.0 / r for r in timed)
-    if MIN_TIMED_STEPS * BATCH_SIZE / rate >= MIN_TIMED_SECONDS:
-        return rate, rss
-    steps = math.ceil(MIN_TIMED_SECONDS * rate / BATCH_SIZE)
-    rates, rss = train_rates(binary, 2 * steps, steps)
-    return rates[-1], rss
-
-
 def measure_model(tmp, fastnnc, name):
     onnx_file = os.path.join(tmp, name + ".onnx")
     binary = os.path.join(tmp, name + ".bin")
@@ -74,7 +44,8 @@ def measure_model(tmp, fastnnc, name):
         [fastnnc, onnx_file, "-o", binary,
          "--hparam", "batch_size=%d" % BATCH_SIZE])
     os.remove(onnx_file)
-    rate, train_rss = measure_training(binary)
+    rate, train_rss = measure_training(binary, BATCH_SIZE, MIN_TIMED_STEPS,
+                                       MIN_TIMED_SECONDS)
     os.remove(binary)
     return compile_usage, rate, train_rss
 
