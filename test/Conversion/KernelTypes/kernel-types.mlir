@@ -28,3 +28,20 @@ func.func @forward(%x: tensor<4x6xf16>, %y: tensor<1x4x2x2xbf16>, %z: tensor<4x6
   %r = fastnn.reduce_sum %z {axes = array<i64: 1>} : tensor<4x6xf32> -> tensor<4xf32>
   return %s, %n, %p, %r : tensor<4x6xf16>, tensor<1x4x2x2xbf16>, tensor<1x4x1x1xbf16>, tensor<4xf32>
 }
+
+// -----
+
+// A backward op made from its forward op's kernel runs in the forward's
+// type: pooling's gradient stays bf16; LRN's is widened with its forward
+// and reads the forward's float32 result, not its rounding.
+// CHECK-LABEL: func.func @backward
+// CHECK: %[[N:.*]] = fastnn.lrn %{{.*}} : tensor<1x4x2x2xf32>
+// CHECK: fastnn.lrn_backward %{{.*}}, %[[N]], %{{.*}} : tensor<1x4x2x2xf32>
+// CHECK: fastnn.pool2d_backward %{{.*}}, %{{.*}} : (tensor<1x4x1x1xbf16>, tensor<1x4x1x1xbf16>) -> tensor<1x4x2x2xbf16>
+func.func @backward(%x: tensor<1x4x2x2xbf16>, %g: tensor<1x4x1x1xbf16>) -> (tensor<1x4x2x2xbf16>, tensor<1x4x2x2xbf16>) {
+  %n = fastnn.lrn %x {size = 3 : i64} : tensor<1x4x2x2xbf16>
+  %dn = fastnn.lrn_backward %x, %n, %x {size = 3 : i64} : tensor<1x4x2x2xbf16>
+  %p = fastnn.max_pool2d %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>} : tensor<1x4x2x2xbf16> -> tensor<1x4x1x1xbf16>
+  %dp = fastnn.pool2d_backward %p, %g : (tensor<1x4x1x1xbf16>, tensor<1x4x1x1xbf16>) -> tensor<1x4x2x2xbf16>
+  return %dn, %dp : tensor<1x4x2x2xbf16>, tensor<1x4x2x2xbf16>
+}

@@ -30,10 +30,25 @@ bool isHalfPrecision(Type type) {
   return tensor && isa<Float16Type, BFloat16Type>(tensor.getElementType());
 }
 
+/// The forward result a backward op that reuses its forward kernel reads.
+Value forwardOutput(Operation *op) {
+  if (auto pool = dyn_cast<Pool2DBackwardOp>(op))
+    return pool.getForwardOutput();
+  if (auto lrn = dyn_cast<LRNBackwardOp>(op))
+    return lrn.getForwardOutput();
+  return nullptr;
+}
+
 /// A kernel op without a half-precision kernel that has a half-precision
 /// operand or result. Ops that write memory (state updates) are left alone:
-/// a widened copy of their operand is not the memory they update.
+/// a widened copy of their operand is not the memory they update. A backward
+/// op made from its forward op's kernel runs in the forward's type.
 bool takesOnlyFloat32(Operation *op) {
+  if (op->hasTrait<OpTrait::fastnn::ReusesForwardKernel>()) {
+    Value forward = forwardOutput(op);
+    Operation *forwardOp = forward ? forward.getDefiningOp() : nullptr;
+    return forwardOp && takesOnlyFloat32(forwardOp);
+  }
   if (!op->hasTrait<OpTrait::fastnn::RunsAsKernel>() ||
       op->hasTrait<OpTrait::fastnn::LowPrecision>() ||
       op->hasTrait<OpTrait::fastnn::FollowsPrecision>() ||
@@ -48,9 +63,19 @@ bool takesOnlyFloat32(Operation *op) {
 void computeInFloat32(Operation *op) {
   OpBuilder b(op);
   Type f32 = b.getF32Type();
-  for (OpOperand &operand : op->getOpOperands())
-    if (isHalfPrecision(operand.get().getType()))
-      operand.set(CastOp::create(b, op->getLoc(), operand.get(), f32));
+  Value forward = forwardOutput(op);
+  for (OpOperand &operand : op->getOpOperands()) {
+    if (!isHalfPrecision(operand.get().getType()))
+      continue;
+    // The widened forward op's own result, not its rounding: the backward
+    // op must read the result of the forward kernel it is made from.
+    if (forward && operand.get() == forward)
+      if (auto rounded = forward.getDefiningOp<CastOp>()) {
+        operand.set(rounded.getInput());
+        continue;
+      }
+    operand.set(CastOp::create(b, op->getLoc(), operand.get(), f32));
+  }
   b.setInsertionPointAfter(op);
   for (OpResult result : op->getResults()) {
     auto type = dyn_cast<RankedTensorType>(result.getType());
