@@ -33,6 +33,19 @@ use_openblas() {
   export OPENBLAS_NUM_THREADS=1 OPENBLAS_CORETYPE=SkylakeX
 }
 
+# record_section BUILD_DIR BENCH_PY [ARGS...]: runs BENCH_PY --build-dir
+# BUILD_DIR ARGS with the system Python, shows its markdown section as it is
+# printed and puts it into bench/RESULTS.md (replace_results_section).
+record_section() {
+  local build=$1 bench=$2
+  shift 2
+  record_section_out=$(mktemp)
+  trap 'rm -f "$record_section_out"' EXIT
+  /usr/bin/python3 "$bench" --build-dir "$build" "$@" | tee "$record_section_out"
+  replace_results_section "$(dirname "${BASH_SOURCE[0]}")/RESULTS.md" \
+    "$record_section_out"
+}
+
 # replace_results_section RESULTS_MD NEW_SECTION_FILE: replaces the section
 # whose "## " heading starts NEW_SECTION_FILE (up to the next "## "
 # heading), or appends it.

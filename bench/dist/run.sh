@@ -10,8 +10,4 @@ shift || true
 # One job: a 2-core machine, shared with whatever else is building.
 ninja -C "$build" -j1 fastnnc
 source "$root/bench/common.sh"
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-/usr/bin/python3 "$root/bench/dist/bench.py" --build-dir "$build" "$@" \
-  | tee "$out"
-replace_results_section "$root/bench/RESULTS.md" "$out"
+record_section "$build" "$root/bench/dist/bench.py" "$@"

@@ -11,8 +11,4 @@ shift || true
 source "$root/bench/common.sh"
 require_peers
 build_targets "$build" fastnnc
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-/usr/bin/python3 "$root/bench/infer/bench.py" --build-dir "$build" "$@" \
-  | tee "$out"
-replace_results_section "$root/bench/RESULTS.md" "$out"
+record_section "$build" "$root/bench/infer/bench.py" "$@"

@@ -52,12 +52,6 @@ def model_size(onnx_file):
     return parameters, len(model.graph.node)
 
 
-def compile_binary(fastnnc, onnx_file, binary, mode_flags):
-    _, usage = run_with_usage([fastnnc, onnx_file, "-o", binary]
-                              + mode_flags)
-    return usage
-
-
 def infer_rate(binary, batch, threads, min_seconds):
     """images/s of infer.bin and its peak RSS: a short run sizes the
     repeat count to `min_seconds` of timed runs."""
@@ -87,7 +81,8 @@ def measure_model(tmp, fastnnc, name, batches, threads, min_seconds):
                                        "--batch-size=%d" % batch])):
             binaries[mode] = os.path.join(tmp, "%s-%s-%d.bin" % (
                 name, mode, batch))
-            usage = compile_binary(fastnnc, onnx_file, binaries[mode], flags)
+            _, usage = run_with_usage(
+                [fastnnc, onnx_file, "-o", binaries[mode]] + flags)
             size[mode + "_compile"][batch] = usage
             log("%s batch %d: %s compile %.1f s, %.0f MiB" % (
                 name, batch, mode, usage["wall_s"], usage["rss_mib"]))

@@ -11,8 +11,4 @@ build=${1:-$root/build}
 shift || true
 source "$root/bench/common.sh"
 build_targets "$build" fastnnc
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
-/usr/bin/python3 "$root/bench/scaling/bench.py" --build-dir "$build" "$@" \
-  | tee "$out"
-replace_results_section "$root/bench/RESULTS.md" "$out"
+record_section "$build" "$root/bench/scaling/bench.py" "$@"
