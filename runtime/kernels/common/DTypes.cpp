@@ -67,20 +67,3 @@ uint16_t fastnn::runtime::floatToHalf(float Value) {
   uint32_t Rounded = Magnitude + 0xfffu + ((Magnitude >> 13) & 1u);
   return static_cast<uint16_t>(Sign | ((Rounded - 0x38000000u) >> 13));
 }
-
-float fastnn::runtime::bfloat16ToFloat(uint16_t Bfloat16) {
-  uint32_t Bits = static_cast<uint32_t>(Bfloat16) << 16;
-  float Result;
-  std::memcpy(&Result, &Bits, 4);
-  return Result;
-}
-
-uint16_t fastnn::runtime::floatToBfloat16(float Value) {
-  uint32_t Bits;
-  std::memcpy(&Bits, &Value, 4);
-  // Rounding would carry a NaN's mantissa into the exponent (or the sign).
-  if ((Bits & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((Bits >> 16) | 0x40u);
-  Bits += 0x7fffu + ((Bits >> 16) & 1u);
-  return static_cast<uint16_t>(Bits >> 16);
-}

@@ -1,6 +1,7 @@
 //===- Kernel.cpp - CPU kernel state and oneDNN descriptors ---------------===//
 
 #include "Kernel.h"
+#include "Parallel.h"
 
 using namespace fastnn::cpu;
 
@@ -163,8 +164,12 @@ static dnnl::reorder::primitive_desc reorderDesc(const dnnl::engine &Engine,
 
 namespace {
 
-bool isHalf(const dnnl::memory::desc &Desc) {
-  return Desc.data_type() == dnnl::memory::data_type::f16;
+/// Whether tensors of \p Desc's type are converted to float32 on the host
+/// around the primitives (computeType differs from the storage type).
+bool hostConverted(const dnnl::memory::desc &Desc) {
+  dnnl::memory::data_type Type = Desc.data_type();
+  return Type == dnnl::memory::data_type::f16 ||
+         (Type == dnnl::memory::data_type::bf16 && !cpuComputesBf16());
 }
 
 } // namespace
@@ -173,16 +178,48 @@ void CpuKernel::addConversion(const dnnl::memory &From,
                               const dnnl::memory &To) {
   Step S;
   S.Memories = {From, To};
-  S.ToHalf = isHalf(To.get_desc());
-  S.Elements = From.get_desc().get_size() / (S.ToHalf ? 4 : 2);
+  bool FromFloat = hostConverted(To.get_desc());
+  S.Direction = FromFloat ? Conversion::FromFloat : Conversion::ToFloat;
+  S.Half = (FromFloat ? To : From).get_desc().data_type();
+  S.Elements = From.get_desc().get_size() / (FromFloat ? 4 : 2);
   Steps.push_back(std::move(S));
+}
+
+void CpuKernel::convert(const Step &S) {
+  void *FromHandle = nullptr, *ToHandle = nullptr;
+  dnnl_memory_get_data_handle(S.Memories[0].get(), &FromHandle);
+  dnnl_memory_get_data_handle(S.Memories[1].get(), &ToHandle);
+  bool Bf16 = S.Half == dnnl::memory::data_type::bf16;
+  int64_t Elements = static_cast<int64_t>(S.Elements);
+  parallelFor(
+      Elements, threadsForWork(Elements), [&](int64_t Begin, int64_t End, int) {
+        if (S.Direction == Conversion::FromFloat) {
+          const float *From = static_cast<const float *>(FromHandle);
+          uint16_t *To = static_cast<uint16_t *>(ToHandle);
+          if (Bf16)
+            for (int64_t I = Begin; I < End; ++I)
+              To[I] = runtime::floatToBfloat16(From[I]);
+          else
+            for (int64_t I = Begin; I < End; ++I)
+              To[I] = runtime::floatToHalf(From[I]);
+        } else {
+          const uint16_t *From = static_cast<const uint16_t *>(FromHandle);
+          float *To = static_cast<float *>(ToHandle);
+          if (Bf16)
+            for (int64_t I = Begin; I < End; ++I)
+              To[I] = runtime::bfloat16ToFloat(From[I]);
+          else
+            for (int64_t I = Begin; I < End; ++I)
+              To[I] = runtime::halfToFloat(From[I]);
+        }
+      });
 }
 
 dnnl::memory CpuKernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
   dnnl::memory Source = Operands[Slot];
   if (Source.get_desc() == Wanted)
     return Source;
-  if (isHalf(Source.get_desc()) && !isHalf(Wanted)) {
+  if (hostConverted(Source.get_desc()) && !hostConverted(Wanted)) {
     dnnl::memory Converted =
         addInternal(withType(Source.get_desc(), dnnl::memory::data_type::f32));
     addConversion(Source, Converted);
@@ -216,7 +253,8 @@ void CpuKernel::finishOutput(int Slot, const dnnl::memory &Produced) {
   if (Produced.get() == Operand.get())
     return;
   dnnl::memory Target = Operand;
-  if (isHalf(Operand.get_desc()) && !isHalf(Produced.get_desc())) {
+  if (hostConverted(Operand.get_desc()) &&
+      !hostConverted(Produced.get_desc())) {
     dnnl::memory::desc Plain =
         withType(Operand.get_desc(), dnnl::memory::data_type::f32);
     Target = Produced.get_desc() == Plain ? Produced : addInternal(Plain);
@@ -254,17 +292,7 @@ void CpuKernel::run(size_t Count) {
     if (S.Once && Prepared)
       continue;
     if (!S.Primitive) {
-      void *From = nullptr, *To = nullptr;
-      dnnl_memory_get_data_handle(S.Memories[0].get(), &From);
-      dnnl_memory_get_data_handle(S.Memories[1].get(), &To);
-      if (S.ToHalf)
-        for (size_t I = 0; I < S.Elements; ++I)
-          static_cast<uint16_t *>(To)[I] =
-              runtime::floatToHalf(static_cast<const float *>(From)[I]);
-      else
-        for (size_t I = 0; I < S.Elements; ++I)
-          static_cast<float *>(To)[I] =
-              runtime::halfToFloat(static_cast<const uint16_t *>(From)[I]);
+      convert(S);
       continue;
     }
     dnnl_status_t Status =

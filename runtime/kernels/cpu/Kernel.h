@@ -171,22 +171,31 @@ public:
   }
 
 private:
-  /// A oneDNN primitive, or (no primitive) a float16 <-> float32 conversion
-  /// from Memories[0] to Memories[1], which oneDNN 2.6's reference reorder
-  /// does ~100x slower than this loop.
+  /// What a step without a primitive converts (see Step).
+  enum class Conversion { None, ToFloat, FromFloat };
+  /// A oneDNN primitive, or (no primitive) a conversion between float32
+  /// and the half type oneDNN cannot compute in on this CPU (float16;
+  /// bfloat16 before AVX-512), from Memories[0] to Memories[1]: oneDNN
+  /// 2.6's reorders between those are its scalar reference loop, ~100x
+  /// slower than this one.
   struct Step {
     dnnl::primitive Primitive;
     /// Held so that the C handles in Args stay valid.
     std::vector<dnnl::memory> Memories;
     std::vector<dnnl_exec_arg_t> Args;
     size_t Elements = 0;
-    bool ToHalf = false;
+    Conversion Direction = Conversion::None;
+    /// The half type converted from or to (f16 or bf16).
+    dnnl::memory::data_type Half = dnnl::memory::data_type::undef;
     /// Prepares a constant operand: run on the first call only.
     bool Once = false;
   };
   /// Appends a conversion of dense \p From into dense \p To (one of them
-  /// float16, the other float32, same dims and strides).
+  /// float32, the other a type hostConverted() holds, same dims and
+  /// strides).
   void addConversion(const dnnl::memory &From, const dnnl::memory &To);
+  /// Runs a conversion step on the OpenMP team.
+  static void convert(const Step &S);
 
   fnn_device &Device;
   std::vector<dnnl::memory> Operands;

@@ -11,6 +11,7 @@
 #define FASTNN_RUNTIME_DTYPES_H
 
 #include <cstdint>
+#include <cstring>
 
 namespace fastnn::runtime {
 
@@ -27,9 +28,23 @@ float halfToFloat(uint16_t Half);
 /// (as the hardware conversion does), NaN stays NaN.
 uint16_t floatToHalf(float Value);
 /// bfloat16 bits to float, exactly (a bfloat16 is a float's top half).
-float bfloat16ToFloat(uint16_t Bfloat16);
+/// Inline, as the next, so that conversion loops vectorize.
+inline float bfloat16ToFloat(uint16_t Bfloat16) {
+  uint32_t Bits = static_cast<uint32_t>(Bfloat16) << 16;
+  float Result;
+  std::memcpy(&Result, &Bits, 4);
+  return Result;
+}
 /// float to bfloat16 bits, rounding to nearest even; NaN stays NaN.
-uint16_t floatToBfloat16(float Value);
+inline uint16_t floatToBfloat16(float Value) {
+  uint32_t Bits;
+  std::memcpy(&Bits, &Value, 4);
+  // Rounding would carry a NaN's mantissa into the exponent (or the sign).
+  if ((Bits & 0x7fffffffu) > 0x7f800000u)
+    return static_cast<uint16_t>((Bits >> 16) | 0x40u);
+  Bits += 0x7fffu + ((Bits >> 16) & 1u);
+  return static_cast<uint16_t>(Bits >> 16);
+}
 
 } // namespace fastnn::runtime
 
