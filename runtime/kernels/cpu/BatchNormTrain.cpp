@@ -142,17 +142,15 @@ void buildBackward(CpuKernel &K, const fnn_batch_norm_desc &D) {
   K.addOperand(DataDesc);
   K.addOperand(ChannelDesc);
   K.addOperand(ChannelDesc);
-  // The ignored shift input and the spares (grad_input, grad_scale,
-  // grad_shift), each bound to a kernel-owned buffer once.
-  const memory::desc Internals[] = {ChannelDesc, DataDesc, ChannelDesc,
-                                    ChannelDesc};
-  for (int J = 0; J < 4; ++J) {
-    memory Buffer = K.addInternal(Internals[J]);
-    K.addOperand(Internals[J]);
-    K.bind(BwShiftSlot + J, Buffer.get_data_handle());
-  }
-  std::memset(K.operand(BwShiftSlot).get_data_handle(), 0,
-              ChannelDesc.get_size());
+  // The ignored shift input, zero, bound once to a kernel-owned buffer; then
+  // the spares (grad_input, grad_scale, grad_shift).
+  memory Shift = K.addInternal(ChannelDesc);
+  std::memset(Shift.get_data_handle(), 0, ChannelDesc.get_size());
+  K.addOperand(ChannelDesc);
+  K.bind(BwShiftSlot, Shift.get_data_handle());
+  K.addSpareOperand(DataDesc);
+  K.addSpareOperand(ChannelDesc);
+  K.addSpareOperand(ChannelDesc);
   memory Src = K.inputIn(BwSrcSlot, PD.src_desc());
   memory DiffDst = K.inputIn(BwDiffDstSlot, PD.diff_dst_desc());
   memory DiffSrc = K.outputIn(BwDiffSrcSlot, PD.diff_src_desc());

@@ -170,12 +170,9 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   K.addOperand(SrcDesc);
   K.addOperand(WeightsDesc);
   K.addOperand(BiasDesc);
-  const memory::desc Spares[] = {SrcDesc, WeightsDesc, BiasDesc};
-  for (int J = 0; J < 3; ++J) {
-    memory Buffer = K.addInternal(Spares[J]);
-    K.addOperand(Spares[J]);
-    K.bind(SpareDiffSrcSlot + J, Buffer.get_data_handle());
-  }
+  K.addSpareOperand(SrcDesc);
+  K.addSpareOperand(WeightsDesc);
+  K.addSpareOperand(BiasDesc);
   // The weight gradients first: a caller that passes no grad_input (the
   // first convolution, whose input is the images) runs only these steps.
   memory Src = K.inputIn(SrcSlot, P->Weights.src_desc());

@@ -3,6 +3,8 @@
 #include "Kernel.h"
 #include "Parallel.h"
 
+#include <algorithm>
+
 using namespace fastnn::cpu;
 
 fastnn::cpu::SavedWorkspace::SavedWorkspace(const dnnl::engine &Engine,
@@ -124,9 +126,49 @@ void CpuKernel::addOperand(const dnnl::memory::desc &Desc) {
                         static_cast<void *>(DNNL_MEMORY_NONE));
 }
 
+void fnn_device::reserveScratch(size_t Bytes) {
+  if (Bytes <= ScratchBytes)
+    return;
+  Scratch = allocateAligned(Bytes);
+  ScratchBytes = Bytes;
+  ++ScratchGeneration;
+}
+
 dnnl::memory CpuKernel::addInternal(const dnnl::memory::desc &Desc) {
   Buffers.push_back(allocateAligned(Desc.get_size()));
   return dnnl::memory(Desc, Device.Engine, Buffers.back().get());
+}
+
+/// Offsets in the device's scratch keep each buffer on its own cache lines.
+static size_t roundToCacheLine(size_t Bytes) { return (Bytes + 63) / 64 * 64; }
+
+dnnl::memory CpuKernel::addTransient(const dnnl::memory::desc &Desc) {
+  dnnl::memory Memory(Desc, Device.Engine,
+                      static_cast<void *>(DNNL_MEMORY_NONE));
+  Transients.emplace_back(Memory, TransientBytes);
+  TransientBytes += roundToCacheLine(Desc.get_size());
+  reserveScratch();
+  return Memory;
+}
+
+void CpuKernel::addSpareOperand(const dnnl::memory::desc &Desc) {
+  addOperand(Desc);
+  Transients.emplace_back(Operands.back(), TransientBytes);
+  TransientBytes += roundToCacheLine(Desc.get_size());
+  reserveScratch();
+}
+
+void CpuKernel::reserveScratch() {
+  Device.reserveScratch(TransientBytes + ScratchpadBytes);
+}
+
+void CpuKernel::rebindScratch() {
+  char *Base = static_cast<char *>(Device.Scratch.get());
+  for (auto &[Memory, Offset] : Transients)
+    Memory.set_data_handle(Base + Offset);
+  for (dnnl::memory &M : ScratchpadMemories)
+    M.set_data_handle(Base + TransientBytes);
+  BoundGeneration = Device.ScratchGeneration;
 }
 
 void CpuKernel::addStep(const dnnl::primitive &Primitive,
@@ -139,14 +181,10 @@ void CpuKernel::addStep(const dnnl::primitive &Primitive,
   }
   size_t Bytes = ScratchpadDesc.get_size();
   if (Bytes > 0) {
-    if (Bytes > ScratchpadBytes) {
-      Scratchpad = allocateAligned(Bytes);
-      ScratchpadBytes = Bytes;
-      for (dnnl::memory &M : ScratchpadMemories)
-        M.set_data_handle(Scratchpad.get());
-    }
+    ScratchpadBytes = std::max(ScratchpadBytes, Bytes);
+    reserveScratch();
     ScratchpadMemories.emplace_back(ScratchpadDesc, Device.Engine,
-                                    Scratchpad.get());
+                                    static_cast<void *>(DNNL_MEMORY_NONE));
     S.Memories.push_back(ScratchpadMemories.back());
     S.Args.push_back({DNNL_ARG_SCRATCHPAD, ScratchpadMemories.back().get()});
   }
@@ -216,18 +254,26 @@ void CpuKernel::convert(const Step &S) {
 }
 
 dnnl::memory CpuKernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
+  return inputIn(Slot, Wanted, /*Persistent=*/false);
+}
+
+dnnl::memory CpuKernel::inputIn(int Slot, const dnnl::memory::desc &Wanted,
+                                bool Persistent) {
+  auto Buffer = [&](const dnnl::memory::desc &Desc) {
+    return Persistent ? addInternal(Desc) : addTransient(Desc);
+  };
   dnnl::memory Source = Operands[Slot];
   if (Source.get_desc() == Wanted)
     return Source;
   if (hostConverted(Source.get_desc()) && !hostConverted(Wanted)) {
     dnnl::memory Converted =
-        addInternal(withType(Source.get_desc(), dnnl::memory::data_type::f32));
+        Buffer(withType(Source.get_desc(), dnnl::memory::data_type::f32));
     addConversion(Source, Converted);
     if (Converted.get_desc() == Wanted)
       return Converted;
     Source = Converted;
   }
-  dnnl::memory Internal = addInternal(Wanted);
+  dnnl::memory Internal = Buffer(Wanted);
   auto PD = reorderDesc(Device.Engine, Source.get_desc(), Wanted);
   addStep(dnnl::reorder(PD), {{DNNL_ARG_FROM, Source}, {DNNL_ARG_TO, Internal}},
           PD.scratchpad_desc());
@@ -237,7 +283,7 @@ dnnl::memory CpuKernel::inputIn(int Slot, const dnnl::memory::desc &Wanted) {
 dnnl::memory CpuKernel::constantInputIn(int Slot,
                                         const dnnl::memory::desc &Wanted) {
   size_t First = Steps.size();
-  dnnl::memory Copy = inputIn(Slot, Wanted);
+  dnnl::memory Copy = inputIn(Slot, Wanted, /*Persistent=*/true);
   for (size_t I = First; I < Steps.size(); ++I)
     Steps[I].Once = true;
   return Copy;
@@ -245,7 +291,7 @@ dnnl::memory CpuKernel::constantInputIn(int Slot,
 
 dnnl::memory CpuKernel::outputIn(int Slot, const dnnl::memory::desc &Produced) {
   const dnnl::memory &Operand = Operands[Slot];
-  return Operand.get_desc() == Produced ? Operand : addInternal(Produced);
+  return Operand.get_desc() == Produced ? Operand : addTransient(Produced);
 }
 
 void CpuKernel::finishOutput(int Slot, const dnnl::memory &Produced) {
@@ -257,7 +303,7 @@ void CpuKernel::finishOutput(int Slot, const dnnl::memory &Produced) {
       !hostConverted(Produced.get_desc())) {
     dnnl::memory::desc Plain =
         withType(Operand.get_desc(), dnnl::memory::data_type::f32);
-    Target = Produced.get_desc() == Plain ? Produced : addInternal(Plain);
+    Target = Produced.get_desc() == Plain ? Produced : addTransient(Plain);
   }
   if (Target.get() != Produced.get()) {
     auto PD =
@@ -278,15 +324,17 @@ void CpuKernel::bind(int Slot, const void *Data) {
     setLastError("fnn kernel: could not bind operand " + std::to_string(Slot));
 }
 
-void *CpuKernel::orSpare(void *Data, int Spare) const {
+void *CpuKernel::orSpare(void *Data, int Spare) {
   if (Data)
     return Data;
+  bindScratch();
   void *Handle = nullptr;
   dnnl_memory_get_data_handle(Operands[Spare].get(), &Handle);
   return Handle;
 }
 
 void CpuKernel::run(size_t Count) {
+  bindScratch();
   for (size_t I = 0; I < Steps.size() && I < Count; ++I) {
     const Step &S = Steps[I];
     if (S.Once && Prepared)

@@ -6,8 +6,10 @@
 // plain layouts and the blocked ones oneDNN's fast implementations want) whose
 // memory objects are all made at create time. The caller's
 // pointers are bound to "operand" memory objects on every call, which is only
-// a pointer store; everything else (internal buffers, one scratchpad shared
-// by the steps) is owned by the kernel.
+// a pointer store. Buffers that must outlive a call (prepared weights,
+// optimizer state) are owned by the kernel; those that live only while the
+// kernel runs (reorder and conversion buffers, oneDNN scratchpads, outputs
+// the caller did not ask for) lie in the device's shared scratch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,6 +34,16 @@
 struct fnn_device {
   dnnl::engine Engine{dnnl::engine::kind::cpu, 0};
   dnnl::stream Stream{Engine};
+  /// Memory each kernel uses only while it runs. A device's kernels run one
+  /// at a time, in call order (its stream), so they share it: a model's
+  /// transient buffers cost the largest kernel's, not their sum (bf16 on
+  /// AVX2 and fp16 convert every activation to float32 around the
+  /// primitives). Grown at kernel creation; Generation counts the growths,
+  /// so a kernel knows when to point its memory objects at the new buffer.
+  fastnn::runtime::AlignedBuffer Scratch;
+  size_t ScratchBytes = 0;
+  uint64_t ScratchGeneration = 0;
+  void reserveScratch(size_t Bytes);
 };
 
 namespace fastnn::cpu {
@@ -120,12 +132,20 @@ public:
   /// are numbered in the order operands are added; bind() takes the slot.
   void addOperand(const dnnl::memory::desc &Desc);
   const dnnl::memory &operand(int Slot) const { return Operands[Slot]; }
-  /// A memory object backed by a buffer the kernel owns (e.g. the output of
-  /// a reorder into a blocked layout).
+  /// A memory object backed by a buffer the kernel owns, whose contents
+  /// outlive a call (state, a prepared constant).
   dnnl::memory addInternal(const dnnl::memory::desc &Desc);
+  /// A memory object in the device's scratch, for data that lives only
+  /// while run() executes (e.g. the output of a reorder into a blocked
+  /// layout).
+  dnnl::memory addTransient(const dnnl::memory::desc &Desc);
+  /// An operand slot the caller never binds, backed by the device's
+  /// scratch: the spare that orSpare() hands out for an output nobody
+  /// asked for.
+  void addSpareOperand(const dnnl::memory::desc &Desc);
   /// Appends a primitive executed by run() in order. \p Scratchpad is the
-  /// primitive's scratchpad descriptor (user mode); all steps share one
-  /// buffer, grown here to the largest.
+  /// primitive's scratchpad descriptor (user mode); all steps share one,
+  /// in the device's scratch after the transient buffers.
   void addStep(const dnnl::primitive &Primitive,
                const std::vector<std::pair<int, dnnl::memory>> &Args,
                const dnnl::memory::desc &Scratchpad);
@@ -152,10 +172,10 @@ public:
   /// throws or allocates in our code; a oneDNN failure is recorded for
   /// fnn_last_error.
   void bind(int Slot, const void *Data);
-  /// \p Data, or the buffer of operand \p Spare (bound at create to a
-  /// kernel-owned buffer) when the caller passed NULL: where a backward
-  /// writes a gradient nobody asked for.
-  void *orSpare(void *Data, int Spare) const;
+  /// \p Data, or the buffer of operand \p Spare (an addSpareOperand slot)
+  /// when the caller passed NULL: where a backward writes a gradient nobody
+  /// asked for.
+  void *orSpare(void *Data, int Spare);
   /// Runs the first \p Count steps (all by default); constantInputIn's
   /// steps only the first time.
   void run(size_t Count = SIZE_MAX);
@@ -196,14 +216,31 @@ private:
   void addConversion(const dnnl::memory &From, const dnnl::memory &To);
   /// Runs a conversion step on the OpenMP team.
   static void convert(const Step &S);
+  /// inputIn, its buffers kernel-owned if \p Persistent, else transient.
+  dnnl::memory inputIn(int Slot, const dnnl::memory::desc &Wanted,
+                       bool Persistent);
+  /// Makes room for this kernel in the device's scratch.
+  void reserveScratch();
+  /// Points the transient memory objects and scratchpads at the device's
+  /// scratch if it grew since they last were (a check per call otherwise).
+  void bindScratch() {
+    if (BoundGeneration != Device.ScratchGeneration)
+      rebindScratch();
+  }
+  void rebindScratch();
 
   fnn_device &Device;
   std::vector<dnnl::memory> Operands;
   std::vector<AlignedBuffer> Buffers;
   std::vector<Step> Steps;
+  /// The transient memory objects and their offsets in the device's
+  /// scratch; the scratchpad follows them, at TransientBytes.
+  std::vector<std::pair<dnnl::memory, size_t>> Transients;
+  size_t TransientBytes = 0;
   std::vector<dnnl::memory> ScratchpadMemories;
-  AlignedBuffer Scratchpad;
   size_t ScratchpadBytes = 0;
+  /// The device's ScratchGeneration the memory objects point into.
+  uint64_t BoundGeneration = UINT64_MAX;
   /// Whether the Once steps have run.
   bool Prepared = false;
   std::unique_ptr<KernelState> State;

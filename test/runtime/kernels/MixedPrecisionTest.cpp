@@ -278,4 +278,56 @@ TEST_F(KernelTest, OptimizerApplyIfSkipsOnFalse) {
   EXPECT_NE(X, X0);
 }
 
+// float16 kernels convert every operand to float32 in the device's shared
+// scratch. A kernel made later with a larger need grows (reallocates) it:
+// the earlier kernel must follow it, and each kernel's results must not
+// depend on what another wrote there in between. The scratch buffers are
+// large enough to be unmapped when freed, so a stale pointer faults.
+TEST_F(KernelTest, KernelsShareTheDeviceScratchAsItGrows) {
+  auto Conv = [](int64_t Channels, int64_t Size) {
+    fnn_conv2d_desc D = convDesc(FNN_F16, false);
+    D.input = shape({2, Channels, Size, Size});
+    D.filter = shape({Channels, Channels, 3, 3});
+    D.output = shape({2, Channels, Size, Size});
+    return D;
+  };
+  fnn_conv2d_desc Small = Conv(16, 32), Large = Conv(32, 64);
+  auto Data = [](const fnn_conv2d_desc &D, unsigned Seed) {
+    size_t Inputs = 2 * D.input.dims[1] * D.input.dims[2] * D.input.dims[3];
+    size_t Weights = D.filter.dims[0] * D.filter.dims[1] * 9;
+    return std::make_pair(
+        toLow(roundedTo(randomData(Inputs, Seed), FNN_F16), FNN_F16),
+        toLow(roundedTo(randomData(Weights, Seed + 1, -.2f, .2f), FNN_F16),
+              FNN_F16));
+  };
+  auto [SmallX, SmallW] = Data(Small, 7);
+  auto [LargeX, LargeW] = Data(Large, 9);
+  KernelPtr SmallK(fnn_conv2d_create(Device, &Small));
+  ASSERT_TRUE(SmallK) << fnn_last_error();
+  std::vector<uint16_t> First(SmallX.size()), Again(SmallX.size()),
+      LargeY(LargeX.size()), LargeAgain(LargeX.size());
+  fnn_conv2d_forward(SmallK.get(), SmallX.data(), SmallW.data(), nullptr,
+                     First.data());
+  KernelPtr LargeK(fnn_conv2d_create(Device, &Large));
+  ASSERT_TRUE(LargeK) << fnn_last_error();
+  fnn_conv2d_forward(LargeK.get(), LargeX.data(), LargeW.data(), nullptr,
+                     LargeY.data());
+  fnn_conv2d_forward(SmallK.get(), SmallX.data(), SmallW.data(), nullptr,
+                     Again.data());
+  fnn_conv2d_forward(LargeK.get(), LargeX.data(), LargeW.data(), nullptr,
+                     LargeAgain.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  EXPECT_EQ(Again, First);
+  EXPECT_EQ(LargeAgain, LargeY);
+
+  fnn_conv2d_desc Reference = Large;
+  Reference.dtype = FNN_F32;
+  KernelPtr ReferenceK(fnn_conv2d_create(Device, &Reference));
+  ASSERT_TRUE(ReferenceK) << fnn_last_error();
+  std::vector<float> X = fromLow(LargeX, FNN_F16), W = fromLow(LargeW, FNN_F16),
+                     Ref(LargeX.size());
+  fnn_conv2d_forward(ReferenceK.get(), X.data(), W.data(), nullptr, Ref.data());
+  expectLowClose(LargeY, FNN_F16, Ref);
+}
+
 } // namespace
