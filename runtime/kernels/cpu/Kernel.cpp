@@ -142,20 +142,22 @@ dnnl::memory CpuKernel::addInternal(const dnnl::memory::desc &Desc) {
 /// Offsets in the device's scratch keep each buffer on its own cache lines.
 static size_t roundToCacheLine(size_t Bytes) { return (Bytes + 63) / 64 * 64; }
 
+void CpuKernel::placeTransient(const dnnl::memory &Memory) {
+  Transients.emplace_back(Memory, TransientBytes);
+  TransientBytes += roundToCacheLine(Memory.get_desc().get_size());
+  reserveScratch();
+}
+
 dnnl::memory CpuKernel::addTransient(const dnnl::memory::desc &Desc) {
   dnnl::memory Memory(Desc, Device.Engine,
                       static_cast<void *>(DNNL_MEMORY_NONE));
-  Transients.emplace_back(Memory, TransientBytes);
-  TransientBytes += roundToCacheLine(Desc.get_size());
-  reserveScratch();
+  placeTransient(Memory);
   return Memory;
 }
 
 void CpuKernel::addSpareOperand(const dnnl::memory::desc &Desc) {
   addOperand(Desc);
-  Transients.emplace_back(Operands.back(), TransientBytes);
-  TransientBytes += roundToCacheLine(Desc.get_size());
-  reserveScratch();
+  placeTransient(Operands.back());
 }
 
 void CpuKernel::reserveScratch() {

@@ -219,6 +219,9 @@ private:
   /// inputIn, its buffers kernel-owned if \p Persistent, else transient.
   dnnl::memory inputIn(int Slot, const dnnl::memory::desc &Wanted,
                        bool Persistent);
+  /// Gives \p Memory the next offset in this kernel's part of the device's
+  /// scratch (bound by bindScratch).
+  void placeTransient(const dnnl::memory &Memory);
   /// Makes room for this kernel in the device's scratch.
   void reserveScratch();
   /// Points the transient memory objects and scratchpads at the device's
