@@ -6,6 +6,7 @@
 #include "fastnn/runtime/KernelBase.h"
 #include "fastnn/runtime/ShapeText.h"
 
+#include <algorithm>
 #include <sstream>
 
 using namespace fastnn::runtime;
@@ -183,4 +184,30 @@ std::string fastnn::runtime::describeConv2d(const fnn_conv2d_desc &D,
     << formatPair(D.dilations) << (D.has_bias ? ", bias" : "")
     << postOpText(D.post_op);
   return S.str();
+}
+
+void fastnn::runtime::checkConv2dChain(const fnn_conv2d_chain_desc &D) {
+  for (const fnn_conv2d_desc *Conv : {&D.first, &D.second}) {
+    checkConv2dOperands(*Conv);
+    checkConv2dGeometry(*Conv);
+    if (Conv->post_op & FNN_POST_ACCUMULATE)
+      throw KernelError("a chained convolution may not accumulate");
+  }
+  const fnn_conv2d_desc &First = D.first, &Second = D.second;
+  if (First.dtype != Second.dtype || First.layout != Second.layout)
+    throw KernelError("the two convolutions differ in dtype or layout");
+  if (First.output.rank != Second.input.rank ||
+      !std::equal(First.output.dims, First.output.dims + First.output.rank,
+                  Second.input.dims))
+    throw KernelError("the first convolution's output is not the second's "
+                      "input");
+  const Conv2dFilter F = conv2dFilter(Second);
+  if (Second.groups != F.Out || F.In != 1)
+    throw KernelError("the second convolution is not depthwise (one filter "
+                      "per channel)");
+}
+
+std::string
+fastnn::runtime::describeConv2dChain(const fnn_conv2d_chain_desc &D) {
+  return describeConv2d(D.first, "") + ", then " + describeConv2d(D.second, "");
 }

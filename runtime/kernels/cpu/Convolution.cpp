@@ -6,55 +6,92 @@ using namespace fastnn::cpu;
 using dnnl::memory;
 
 namespace {
-/// Operand slots, in the order build() adds them.
-enum Slot { SrcSlot, WeightsSlot, BiasSlot, DstSlot };
+/// Where one convolution's operands are among its kernel's operand slots.
+struct ConvSlots {
+  int Src, Weights, Bias, Dst;
+};
+/// fnn_conv2d_forward's operands, in the order build() adds them.
+constexpr ConvSlots kConvSlots = {0, 1, 2, 3};
+/// fnn_conv2d_chain_forward's operands, in the order buildChain() adds
+/// them; the intermediate is the first convolution's output and the
+/// second's input.
+enum ChainSlot {
+  ChainSrc,
+  ChainWeights,
+  ChainBias,
+  ChainIntermediate,
+  ChainSecondWeights,
+  ChainSecondBias,
+  ChainDst
+};
 
-void build(CpuKernel &K, const fnn_conv2d_desc &D) {
-  fastnn::runtime::checkConv2dOperands(D);
-  fastnn::runtime::checkConv2dGeometry(D);
+/// The plain operand layouts of a convolution (as the ABI passes them).
+struct ConvOperands {
+  dnnl::memory::desc Src, Weights, Bias, Dst;
+};
+
+ConvOperands convOperands(const fnn_conv2d_desc &D) {
   bool Nhwc = D.layout == FNN_NHWC;
   const fastnn::runtime::Conv2dFilter F = fastnn::runtime::conv2dFilter(D);
-  int64_t O = F.Out, I = F.In, KH = F.Height, KW = F.Width;
-  int64_t C = D.input.dims[Nhwc ? 3 : 1], G = D.groups;
-
   const memory::data_type Storage = storageType(D.dtype);
-  const memory::data_type Compute = computeType(D.dtype);
-  memory::desc SrcDesc = activationDesc(D.input, D.layout, Storage);
-  memory::desc DstDesc = activationDesc(D.output, D.layout, Storage);
   // Plain OIHW/OHWI viewed as oneDNN's (G, O/G, I, H, W) when grouped: the
   // group is the outer part of O, so the bytes are the same.
-  memory::format_tag WeightsTag;
-  memory::dims WeightsDims;
-  if (G == 1) {
-    WeightsDims = {O, I, KH, KW};
-    WeightsTag = Nhwc ? memory::format_tag::ohwi : memory::format_tag::oihw;
-  } else {
-    WeightsDims = {G, O / G, I, KH, KW};
-    WeightsTag = Nhwc ? memory::format_tag::gohwi : memory::format_tag::goihw;
-  }
-  memory::desc WeightsDesc(WeightsDims, Storage, WeightsTag);
-  memory::desc BiasDesc({O}, Storage, memory::format_tag::a);
+  memory::desc Weights =
+      D.groups == 1
+          ? memory::desc({F.Out, F.In, F.Height, F.Width}, Storage,
+                         Nhwc ? memory::format_tag::ohwi
+                              : memory::format_tag::oihw)
+          : memory::desc(
+                {D.groups, F.Out / D.groups, F.In, F.Height, F.Width}, Storage,
+                Nhwc ? memory::format_tag::gohwi : memory::format_tag::goihw);
+  return {activationDesc(D.input, D.layout, Storage), Weights,
+          memory::desc({F.Out}, Storage, memory::format_tag::a),
+          activationDesc(D.output, D.layout, Storage)};
+}
 
+void addOperands(CpuKernel &K, const ConvOperands &Operands) {
+  K.addOperand(Operands.Src);
+  K.addOperand(Operands.Weights);
+  K.addOperand(Operands.Bias);
+  K.addOperand(Operands.Dst);
+}
+
+/// Convolution \p D (operands \p Plain) for inference on activations
+/// \p Src and \p Dst in the compute type, the weights in oneDNN's choice of
+/// layout. Direct, not auto: auto may pick Winograd, whose rounding error is
+/// far above the 1e-5 the kernels are held to.
+dnnl::convolution_forward::desc inferenceDesc(const fnn_conv2d_desc &D,
+                                              const ConvOperands &Plain,
+                                              const memory::desc &Src,
+                                              const memory::desc &Dst) {
+  const memory::data_type Compute = Src.data_type();
+  memory::desc Weights(Plain.Weights.dims(), Compute, memory::format_tag::any);
   memory::dims Strides = {D.strides[0], D.strides[1]};
   // oneDNN counts dilation from 0 (a dense kernel has dilation 0).
   memory::dims Dilations = {D.dilations[0] - 1, D.dilations[1] - 1};
-  memory::dims PadL = {D.pads[0], D.pads[1]};
-  memory::dims PadR = {D.pads[2], D.pads[3]};
-  // Direct, not auto: auto may pick Winograd, whose rounding error is far
-  // above the 1e-5 the kernels are held to.
+  memory::dims PadL = {D.pads[0], D.pads[1]}, PadR = {D.pads[2], D.pads[3]};
+  const auto Kind = dnnl::prop_kind::forward_inference;
+  const auto Direct = dnnl::algorithm::convolution_direct;
+  return D.has_bias
+             ? dnnl::convolution_forward::desc(
+                   Kind, Direct, Src, Weights, withType(Plain.Bias, Compute),
+                   Dst, Strides, Dilations, PadL, PadR)
+             : dnnl::convolution_forward::desc(Kind, Direct, Src, Weights, Dst,
+                                               Strides, Dilations, PadL, PadR);
+}
+
+/// Appends the steps of convolution \p D, whose operands are slots \p S
+/// of \p K (already added).
+void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
+  bool Nhwc = D.layout == FNN_NHWC;
+  int64_t C = D.input.dims[Nhwc ? 3 : 1], G = D.groups;
+  const memory::data_type Compute = computeType(D.dtype);
+  const ConvOperands Plain = convOperands(D);
+  const memory::desc &SrcDesc = Plain.Src, &DstDesc = Plain.Dst;
   auto Create = [&](const memory::desc &Src, const memory::desc &Dst) {
-    memory::desc Weights(WeightsDims, Compute, memory::format_tag::any);
-    auto Desc = D.has_bias ? dnnl::convolution_forward::desc(
-                                 dnnl::prop_kind::forward_inference,
-                                 dnnl::algorithm::convolution_direct, Src,
-                                 Weights, withType(BiasDesc, Compute), Dst,
-                                 Strides, Dilations, PadL, PadR)
-                           : dnnl::convolution_forward::desc(
-                                 dnnl::prop_kind::forward_inference,
-                                 dnnl::algorithm::convolution_direct, Src,
-                                 Weights, Dst, Strides, Dilations, PadL, PadR);
-    return dnnl::convolution_forward::primitive_desc(Desc, makeAttr(D.post_op),
-                                                     K.device().Engine);
+    return dnnl::convolution_forward::primitive_desc(
+        inferenceDesc(D, Plain, Src, Dst), makeAttr(D.post_op),
+        K.device().Engine);
   };
   // On plain NCHW oneDNN 2.6 only has its gemm-based convolution (im2col,
   // and a malloc per call); its jit direct convolutions want channel-blocked
@@ -66,8 +103,8 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   // used as they are (brgconv). The weights are always left to oneDNN:
   // reordered once when the caller promises constant weights (inference),
   // else on every call (training updates them in place).
-  auto Blocked = [&](const memory::desc &Plain) {
-    return memory::desc(Plain.dims(), Compute, memory::format_tag::nChw16c);
+  auto Blocked = [&](const memory::desc &Operand) {
+    return memory::desc(Operand.dims(), Compute, memory::format_tag::nChw16c);
   };
   memory::desc ConvSrc = withType(SrcDesc, Compute),
                ConvDst = withType(DstDesc, Compute);
@@ -90,24 +127,117 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
     PD = Create(Any(SrcDesc), Any(DstDesc));
   }
 
-  K.addOperand(SrcDesc);
-  K.addOperand(WeightsDesc);
-  K.addOperand(BiasDesc);
-  K.addOperand(DstDesc);
-  memory Src = K.inputIn(SrcSlot, PD.src_desc());
+  memory Src = K.inputIn(S.Src, PD.src_desc());
   memory Weights = D.constant_filter
-                       ? K.constantInputIn(WeightsSlot, PD.weights_desc())
-                       : K.inputIn(WeightsSlot, PD.weights_desc());
+                       ? K.constantInputIn(S.Weights, PD.weights_desc())
+                       : K.inputIn(S.Weights, PD.weights_desc());
   // Accumulating, the primitive's sum post-op reads the output's contents.
   memory Dst = D.post_op & FNN_POST_ACCUMULATE
-                   ? K.inputIn(DstSlot, PD.dst_desc())
-                   : K.outputIn(DstSlot, PD.dst_desc());
+                   ? K.inputIn(S.Dst, PD.dst_desc())
+                   : K.outputIn(S.Dst, PD.dst_desc());
   std::vector<std::pair<int, memory>> Args = {
       {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Weights}, {DNNL_ARG_DST, Dst}};
   if (D.has_bias)
-    Args.push_back({DNNL_ARG_BIAS, K.inputIn(BiasSlot, PD.bias_desc())});
+    Args.push_back({DNNL_ARG_BIAS, K.inputIn(S.Bias, PD.bias_desc())});
   K.addStep(dnnl::convolution_forward(PD), Args, PD.scratchpad_desc());
-  K.finishOutput(DstSlot, Dst);
+  K.finishOutput(S.Dst, Dst);
+}
+
+void build(CpuKernel &K, const fnn_conv2d_desc &D) {
+  fastnn::runtime::checkConv2dOperands(D);
+  fastnn::runtime::checkConv2dGeometry(D);
+  addOperands(K, convOperands(D));
+  addConvSteps(K, D, kConvSlots);
+}
+
+/// The chain as one oneDNN primitive: the first convolution with the
+/// second as its depthwise post-op, so that the intermediate never reaches
+/// memory (each thread keeps the few rows the depthwise window reads in a
+/// buffer). oneDNN 2.6 has that fusion as one jit kernel only on
+/// channel-blocked activations (nChw16c on AVX-512, nChw8c on AVX2), and
+/// only where the intermediate exceeds twice the cores' L2 caches; below
+/// that its ref_fused_convolution runs two primitives in turn, and the
+/// caller's two convolutions do the same without the reorders. Its NHWC
+/// variant is not asked for: on 2.6.3 it computes wrong values and writes
+/// past its scratchpad (measured against the two convolutions, with a guard
+/// page after the scratchpad). False, adding nothing, when there is no such
+/// kernel (also for a depthwise window that is not square, unequal strides
+/// or dilation, which the post-op cannot describe).
+bool addFusedChainSteps(CpuKernel &K, const fnn_conv2d_chain_desc &D,
+                        const ConvOperands &First, const ConvOperands &Second) {
+  const fnn_conv2d_desc &A = D.first, &B = D.second;
+  const fastnn::runtime::Conv2dFilter F = fastnn::runtime::conv2dFilter(B);
+  if (F.Height != F.Width || B.strides[0] != B.strides[1] ||
+      B.pads[0] != B.pads[1] || B.dilations[0] != 1 || B.dilations[1] != 1)
+    return false;
+  const memory::data_type Compute = computeType(A.dtype);
+  dnnl::post_ops Ops;
+  appendActivation(Ops, A.post_op);
+  Ops.append_dw(Compute, B.has_bias ? Compute : memory::data_type::undef,
+                Compute, F.Height, B.strides[0], B.pads[0], 0, {});
+  appendActivation(Ops, B.post_op);
+  dnnl::convolution_forward::primitive_desc PD;
+  for (memory::format_tag Blocked :
+       {memory::format_tag::nChw16c, memory::format_tag::nChw8c}) {
+    auto InBlocks = [&](const memory::desc &Plain) {
+      return memory::desc(Plain.dims(), Compute, Blocked);
+    };
+    try {
+      PD = dnnl::convolution_forward::primitive_desc(
+          inferenceDesc(A, First, InBlocks(First.Src), InBlocks(First.Dst)),
+          makeAttr(Ops), K.device().Engine);
+    } catch (const dnnl::error &) {
+      continue;
+    }
+    if (std::string(PD.impl_info_str()).rfind("ref", 0) != 0 &&
+        PD.dst_desc().dims() == Second.Dst.dims())
+      break;
+    PD = {};
+  }
+  if (!PD)
+    return false;
+  const int SecondWeightsArg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS;
+  const int SecondBiasArg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS;
+  auto WeightsIn = [&](int Slot, bool Constant, const memory::desc &Wanted) {
+    return Constant ? K.constantInputIn(Slot, Wanted) : K.inputIn(Slot, Wanted);
+  };
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_SRC, K.inputIn(ChainSrc, PD.src_desc())},
+      {DNNL_ARG_WEIGHTS,
+       WeightsIn(ChainWeights, A.constant_filter, PD.weights_desc())},
+      {SecondWeightsArg,
+       WeightsIn(ChainSecondWeights, B.constant_filter,
+                 PD.query_md(dnnl::query::exec_arg_md, SecondWeightsArg))}};
+  if (A.has_bias)
+    Args.push_back({DNNL_ARG_BIAS, K.inputIn(ChainBias, PD.bias_desc())});
+  if (B.has_bias)
+    Args.push_back(
+        {SecondBiasArg,
+         K.inputIn(ChainSecondBias,
+                   PD.query_md(dnnl::query::exec_arg_md, SecondBiasArg))});
+  memory Dst = K.outputIn(ChainDst, PD.dst_desc());
+  Args.push_back({DNNL_ARG_DST, Dst});
+  K.addStep(dnnl::convolution_forward(PD), Args, PD.scratchpad_desc());
+  K.finishOutput(ChainDst, Dst);
+  return true;
+}
+
+void buildChain(CpuKernel &K, const fnn_conv2d_chain_desc &D) {
+  fastnn::runtime::checkConv2dChain(D);
+  const ConvOperands First = convOperands(D.first),
+                     Second = convOperands(D.second);
+  // The intermediate's slot is the first's output and the second's input.
+  addOperands(K, First);
+  K.addOperand(Second.Weights);
+  K.addOperand(Second.Bias);
+  K.addOperand(Second.Dst);
+  if (addFusedChainSteps(K, D, First, Second))
+    return;
+  addConvSteps(K, D.first,
+               {ChainSrc, ChainWeights, ChainBias, ChainIntermediate});
+  addConvSteps(
+      K, D.second,
+      {ChainIntermediate, ChainSecondWeights, ChainSecondBias, ChainDst});
 }
 } // namespace
 
@@ -123,9 +253,31 @@ extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,
                                    const void *Filter, const void *Bias,
                                    void *Output) {
   CpuKernel *Kernel = CpuKernel::from(Handle);
-  Kernel->bind(SrcSlot, Input);
-  Kernel->bind(WeightsSlot, Filter);
-  Kernel->bind(BiasSlot, Bias);
-  Kernel->bind(DstSlot, Output);
+  Kernel->bind(kConvSlots.Src, Input);
+  Kernel->bind(kConvSlots.Weights, Filter);
+  Kernel->bind(kConvSlots.Bias, Bias);
+  Kernel->bind(kConvSlots.Dst, Output);
+  Kernel->run();
+}
+
+extern "C" fnn_kernel *
+fnn_conv2d_chain_create(fnn_device *Device, const fnn_conv2d_chain_desc *Desc) {
+  return createKernel("fnn_conv2d_chain_create", Device, Desc, buildChain,
+                      fastnn::runtime::describeConv2dChain);
+}
+
+extern "C" void fnn_conv2d_chain_forward(fnn_kernel *Handle, const void *Input,
+                                         const void *Filter, const void *Bias,
+                                         void *Intermediate,
+                                         const void *SecondFilter,
+                                         const void *SecondBias, void *Output) {
+  CpuKernel *Kernel = CpuKernel::from(Handle);
+  Kernel->bind(ChainSrc, Input);
+  Kernel->bind(ChainWeights, Filter);
+  Kernel->bind(ChainBias, Bias);
+  Kernel->bind(ChainIntermediate, Intermediate);
+  Kernel->bind(ChainSecondWeights, SecondFilter);
+  Kernel->bind(ChainSecondBias, SecondBias);
+  Kernel->bind(ChainDst, Output);
   Kernel->run();
 }

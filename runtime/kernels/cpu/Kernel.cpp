@@ -100,12 +100,7 @@ dnnl::memory::desc fastnn::cpu::activationDesc(const fnn_shape &Shape,
   return dnnl::memory::desc(Dims, Type, Strides);
 }
 
-dnnl::primitive_attr fastnn::cpu::makeAttr(int64_t PostOp) {
-  dnnl::primitive_attr Attr;
-  Attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::post_ops Ops;
-  if (PostOp & FNN_POST_ACCUMULATE)
-    Ops.append_sum(1.f);
+void fastnn::cpu::appendActivation(dnnl::post_ops &Ops, int64_t PostOp) {
   switch (PostOp & FNN_POST_ACTIVATION_MASK) {
   case FNN_POST_RELU:
     Ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
@@ -116,9 +111,22 @@ dnnl::primitive_attr fastnn::cpu::makeAttr(int64_t PostOp) {
   default:
     break;
   }
+}
+
+dnnl::primitive_attr fastnn::cpu::makeAttr(const dnnl::post_ops &Ops) {
+  dnnl::primitive_attr Attr;
+  Attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (Ops.len() > 0)
     Attr.set_post_ops(Ops);
   return Attr;
+}
+
+dnnl::primitive_attr fastnn::cpu::makeAttr(int64_t PostOp) {
+  dnnl::post_ops Ops;
+  if (PostOp & FNN_POST_ACCUMULATE)
+    Ops.append_sum(1.f);
+  appendActivation(Ops, PostOp);
+  return makeAttr(Ops);
 }
 
 void CpuKernel::addOperand(const dnnl::memory::desc &Desc) {

@@ -94,6 +94,11 @@ dnnl::memory::dims toDims(const fnn_shape &Shape);
 /// (FNN_POST_*: a sum post-op for FNN_POST_ACCUMULATE, then the
 /// activation).
 dnnl::primitive_attr makeAttr(int64_t PostOp);
+/// makeAttr with the post-ops \p Ops.
+dnnl::primitive_attr makeAttr(const dnnl::post_ops &Ops);
+/// Appends the activation of post-op word \p PostOp (FNN_POST_RELU,
+/// FNN_POST_RELU6; nothing for FNN_POST_NONE) to \p Ops.
+void appendActivation(dnnl::post_ops &Ops, int64_t PostOp);
 
 /// Op-specific state a kernel's *_forward needs besides its steps (e.g. the
 /// buffers batch norm folds its statistics into before the primitive runs).

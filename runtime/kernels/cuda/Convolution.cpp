@@ -226,6 +226,35 @@ const void *convolvedInput(ConvKernel &K, const void *Input) {
   return K.Padded.get();
 }
 
+/// One convolution on the compute stream; \p Function names the ABI call in
+/// a failure's fnn_last_error, and false means one was recorded.
+bool convolve(ConvKernel &K, const char *Function, const void *Input,
+              const void *Filter, const void *Bias, void *Output) {
+  cudnnHandle_t H = K.Device.Cudnn;
+  if (!succeeded(cudnnConvolutionForward(
+                     H, &One, K.X.get(), convolvedInput(K, Input), K.W.get(),
+                     Filter, K.Forward.get(), K.ForwardAlgo, K.Device.Workspace,
+                     K.ForwardBytes, K.Accumulate ? &One : &Zero, K.Y.get(),
+                     Output),
+                 Function, "cudnnConvolutionForward"))
+    return false;
+  if (K.HasBias && !succeeded(cudnnAddTensor(H, &One, K.Bias.get(), Bias, &One,
+                                             K.Y.get(), Output),
+                              Function, "cudnnAddTensor"))
+    return false;
+  return K.Activation == FNN_POST_NONE ||
+         succeeded(cudnnActivationForward(H, K.ActivationDesc.get(), &One,
+                                          K.Y.get(), Output, &Zero, K.Y.get(),
+                                          Output),
+                   Function, "cudnnActivationForward");
+}
+
+/// cuDNN has no fused depthwise convolution: the chain is the two
+/// convolutions in turn, through the caller's intermediate buffer.
+struct ConvChainKernel final : CudaKernel {
+  using CudaKernel::CudaKernel;
+  std::unique_ptr<ConvKernel> First, Second;
+};
 } // namespace
 
 extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
@@ -241,24 +270,34 @@ extern "C" fnn_kernel *fnn_conv2d_create(fnn_device *Device,
 extern "C" void fnn_conv2d_forward(fnn_kernel *Handle, const void *Input,
                                    const void *Filter, const void *Bias,
                                    void *Output) {
-  auto &K = static_cast<ConvKernel &>(*Handle);
-  const char *Function = "fnn_conv2d_forward";
-  cudnnHandle_t H = K.Device.Cudnn;
-  if (!succeeded(cudnnConvolutionForward(
-                     H, &One, K.X.get(), convolvedInput(K, Input), K.W.get(),
-                     Filter, K.Forward.get(), K.ForwardAlgo, K.Device.Workspace,
-                     K.ForwardBytes, K.Accumulate ? &One : &Zero, K.Y.get(),
-                     Output),
-                 Function, "cudnnConvolutionForward"))
-    return;
-  if (K.HasBias && !succeeded(cudnnAddTensor(H, &One, K.Bias.get(), Bias, &One,
-                                             K.Y.get(), Output),
-                              Function, "cudnnAddTensor"))
-    return;
-  if (K.Activation != FNN_POST_NONE)
-    succeeded(cudnnActivationForward(H, K.ActivationDesc.get(), &One, K.Y.get(),
-                                     Output, &Zero, K.Y.get(), Output),
-              Function, "cudnnActivationForward");
+  convolve(static_cast<ConvKernel &>(*Handle), "fnn_conv2d_forward", Input,
+           Filter, Bias, Output);
+}
+
+extern "C" fnn_kernel *
+fnn_conv2d_chain_create(fnn_device *Device, const fnn_conv2d_chain_desc *Desc) {
+  return fastnn::runtime::createKernel(
+      "fnn_conv2d_chain_create", Device, Desc,
+      [Device](const fnn_conv2d_chain_desc &D) {
+        fastnn::runtime::checkConv2dChain(D);
+        auto K = std::make_unique<ConvChainKernel>(*Device);
+        K->First = build(*Device, D.first, false);
+        K->Second = build(*Device, D.second, false);
+        return K;
+      },
+      fastnn::runtime::describeConv2dChain);
+}
+
+extern "C" void fnn_conv2d_chain_forward(fnn_kernel *Handle, const void *Input,
+                                         const void *Filter, const void *Bias,
+                                         void *Intermediate,
+                                         const void *SecondFilter,
+                                         const void *SecondBias, void *Output) {
+  auto &K = static_cast<ConvChainKernel &>(*Handle);
+  const char *Function = "fnn_conv2d_chain_forward";
+  if (convolve(*K.First, Function, Input, Filter, Bias, Intermediate))
+    convolve(*K.Second, Function, Intermediate, SecondFilter, SecondBias,
+             Output);
 }
 
 extern "C" fnn_kernel *fnn_conv2d_backward_create(fnn_device *Device,

@@ -115,3 +115,28 @@ func.func @forward(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<2x7xf32>, te
   %e = fastnn.pad %x {pads = array<i64: 0, 2, 0, 2>, mode = #fastnn.pad_mode<edge>} : tensor<2x3xf32> -> tensor<2x7xf32>
   return %t, %r, %e : tensor<3x2xf32>, tensor<2x7xf32>, tensor<2x7xf32>
 }
+
+// -----
+
+// A chained pointwise and depthwise convolution are one kernel: both
+// descriptors (NHWC, the pointwise's relu6 is post-op 2, the filters
+// constant in an inference model), then the call with the intermediate's
+// buffer.
+
+// CHECK: dense<[4, 1, 4, 4, 2, 0, 0, 4, 6, 1, 1, 2, 0, 0, 4, 1, 4, 4, 6, 0, 0, 0, 1, 0, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 4, 1, 4, 4, 6, 0, 0, 4, 6, 3, 3, 1, 0, 0, 4, 1, 2, 2, 6, 0, 0, 0, 1, 0, 0, 6, 2, 2, 1, 1, 1, 1, 1, 1, 1]> : tensor<70xi64>
+// CHECK: llvm.call @fnn_conv2d_chain_create
+// CHECK: func.func @fnn_model_run
+// CHECK-NOT: llvm.call @fnn_conv2d_forward
+// CHECK: llvm.call @fnn_conv2d_chain_forward({{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK-NOT: llvm.call @fnn_conv2d_forward
+// CHECK: return
+fastnn.parameter @e trainable = dense<1.0> : tensor<6x1x1x2xf32>
+fastnn.parameter @d trainable = dense<1.0> : tensor<6x3x3x1xf32>
+func.func @forward(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x6xf32> {
+  %e = fastnn.param @e : tensor<6x1x1x2xf32>
+  %d = fastnn.param @d : tensor<6x3x3x1xf32>
+  %c = fastnn.conv2d %x, %e {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x2xf32>, tensor<6x1x1x2xf32>) -> tensor<1x4x4x6xf32>
+  %r = fastnn.clip %c {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<1x4x4x6xf32>
+  %w = fastnn.conv2d %r, %d {groups = 6 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x2x2x6xf32>
+  return %w : tensor<1x2x2x6xf32>
+}

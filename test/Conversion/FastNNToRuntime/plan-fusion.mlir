@@ -242,3 +242,53 @@ func.func @relu6_convolutions_only(%x: tensor<1x3x2x2xf32>, %s: tensor<3xf32>, %
   %t = fastnn.clip %y {min = 0.0 : f64, max = 6.0 : f64} : tensor<1x3x2x2xf32>
   return %r, %q, %t : tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>, tensor<1x3x2x2xf32>
 }
+
+// -----
+
+// A pointwise convolution that only a depthwise convolution reads, through
+// its relu6, is computed by it (MobileNet's expansion); each keeps its
+// activation.
+
+// CHECK-LABEL: func.func @pointwise_depthwise
+// CHECK: fastnn.conv2d {{.*}}fastnn.chained_into_consumer, fastnn.post_op = "relu6"
+// CHECK-NEXT: fastnn.clip {{.*}}fastnn.fused_into_producer
+// CHECK-NEXT: fastnn.conv2d {{.*}}fastnn.post_op = "relu6"
+// CHECK-NOT: chained_into_consumer
+// CHECK: return
+fastnn.parameter @e trainable = dense<1.0> : tensor<6x1x1x2xf32>
+fastnn.parameter @d trainable = dense<1.0> : tensor<6x3x3x1xf32>
+func.func @pointwise_depthwise(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x6xf32> {
+  %e = fastnn.param @e : tensor<6x1x1x2xf32>
+  %d = fastnn.param @d : tensor<6x3x3x1xf32>
+  %c = fastnn.conv2d %x, %e {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x2xf32>, tensor<6x1x1x2xf32>) -> tensor<1x4x4x6xf32>
+  %r = fastnn.clip %c {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<1x4x4x6xf32>
+  %w = fastnn.conv2d %r, %d {groups = 6 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x2x2x6xf32>
+  %s = fastnn.clip %w {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<1x2x2x6xf32>
+  return %s : tensor<1x2x2x6xf32>
+}
+
+// -----
+
+// Not when the expansion has another reader, nor when the first
+// convolution is not pointwise or the second not depthwise.
+
+// CHECK-LABEL: func.func @no_chain
+// CHECK-NOT: chained_into_consumer
+// CHECK: return
+fastnn.parameter @e trainable = dense<1.0> : tensor<6x1x1x2xf32>
+fastnn.parameter @k trainable = dense<1.0> : tensor<6x3x3x2xf32>
+fastnn.parameter @d trainable = dense<1.0> : tensor<6x3x3x1xf32>
+fastnn.parameter @g trainable = dense<1.0> : tensor<6x3x3x3xf32>
+func.func @no_chain(%x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x6xf32>, tensor<1x4x4x6xf32>, tensor<1x4x4x6xf32>, tensor<1x4x4x6xf32>) {
+  %e = fastnn.param @e : tensor<6x1x1x2xf32>
+  %k = fastnn.param @k : tensor<6x3x3x2xf32>
+  %d = fastnn.param @d : tensor<6x3x3x1xf32>
+  %g = fastnn.param @g : tensor<6x3x3x3xf32>
+  %c = fastnn.conv2d %x, %e {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x2xf32>, tensor<6x1x1x2xf32>) -> tensor<1x4x4x6xf32>
+  %w = fastnn.conv2d %c, %d {groups = 6 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x4x4x6xf32>
+  %f = fastnn.conv2d %x, %k {layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x2xf32>, tensor<6x3x3x2xf32>) -> tensor<1x4x4x6xf32>
+  %v = fastnn.conv2d %f, %d {groups = 6 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x4x4x6xf32>
+  %h = fastnn.conv2d %x, %e {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x2xf32>, tensor<6x1x1x2xf32>) -> tensor<1x4x4x6xf32>
+  %u = fastnn.conv2d %h, %g {groups = 2 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x3xf32>) -> tensor<1x4x4x6xf32>
+  return %c, %w, %v, %u : tensor<1x4x4x6xf32>, tensor<1x4x4x6xf32>, tensor<1x4x4x6xf32>, tensor<1x4x4x6xf32>
+}

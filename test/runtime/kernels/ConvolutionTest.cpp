@@ -173,8 +173,21 @@ fnn_conv2d_desc basicDesc() {
 // The kernel reorders the filter into oneDNN's blocked layout inside every
 // call: training updates it in place between calls, so no copy may be kept.
 TEST_F(KernelTest, ConvReadsTheFilterOnEveryCall) {
-  ConvCase P{"", 2,      32,           6,      6,    32,    3,    3,
-             1,  {1, 1}, {1, 1, 1, 1}, {1, 1}, true, FNN_POST_NONE, false};
+  ConvCase P{"",
+             2,
+             32,
+             6,
+             6,
+             32,
+             3,
+             3,
+             1,
+             {1, 1},
+             {1, 1, 1, 1},
+             {1, 1},
+             true,
+             FNN_POST_NONE,
+             false};
   fnn_conv2d_desc D{};
   D.input = shape({2, 32, 6, 6});
   D.filter = shape({32, 32, 3, 3});
@@ -207,8 +220,21 @@ TEST_F(KernelTest, ConvReadsTheFilterOnEveryCall) {
 // holds by then (an NHWC filter may be read in place: gemm on AVX2).
 TEST_F(KernelTest, ConvKeepsAConstantFilter) {
   for (bool Nhwc : {false, true}) {
-    ConvCase P{"", 2,      32,           6,      6,    32,    3,   3,
-               1,  {1, 1}, {1, 1, 1, 1}, {1, 1}, true, FNN_POST_NONE, Nhwc};
+    ConvCase P{"",
+               2,
+               32,
+               6,
+               6,
+               32,
+               3,
+               3,
+               1,
+               {1, 1},
+               {1, 1, 1, 1},
+               {1, 1},
+               true,
+               FNN_POST_NONE,
+               Nhwc};
     fnn_conv2d_desc D = basicDesc();
     D.input = D.output = layoutShape(2, 32, 6, 6, Nhwc);
     D.filter = layoutShape(32, 32, 3, 3, Nhwc);
@@ -261,6 +287,118 @@ TEST_F(KernelTest, SuccessClearsLastError) {
   KernelPtr K(fnn_conv2d_create(Device, &D));
   ASSERT_NE(K, nullptr) << fnn_last_error();
   EXPECT_STREQ(fnn_last_error(), "");
+}
+
+/// A chain's pointwise expansion (C -> O channels) then depthwise
+/// convolution (3x3 window, Stride, padding 1), on an N x C x H x H input.
+struct ChainCase {
+  int64_t N, C, H, O, Stride;
+  bool Nhwc, SecondBias;
+  int64_t FirstPostOp, SecondPostOp;
+};
+
+fnn_conv2d_chain_desc chainDesc(const ChainCase &P) {
+  int64_t OH = extent(P.H, 3, P.Stride, 1, 1, 1);
+  fnn_conv2d_chain_desc D{};
+  D.first = basicDesc();
+  D.first.input = layoutShape(P.N, P.C, P.H, P.H, P.Nhwc);
+  D.first.filter = layoutShape(P.O, P.C, 1, 1, P.Nhwc);
+  D.first.output = layoutShape(P.N, P.O, P.H, P.H, P.Nhwc);
+  D.first.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
+  D.first.has_bias = 1;
+  D.first.post_op = P.FirstPostOp;
+  for (int64_t &Pad : D.first.pads)
+    Pad = 0;
+  D.second = D.first;
+  D.second.input = D.first.output;
+  D.second.filter = layoutShape(P.O, 1, 3, 3, P.Nhwc);
+  D.second.output = layoutShape(P.N, P.O, OH, OH, P.Nhwc);
+  D.second.has_bias = P.SecondBias;
+  D.second.post_op = P.SecondPostOp;
+  D.second.groups = P.O;
+  D.second.strides[0] = D.second.strides[1] = P.Stride;
+  for (int64_t &Pad : D.second.pads)
+    Pad = 1;
+  return D;
+}
+
+// The chain computes what its two convolutions compute in turn, on either
+// layout, with either stride, with and without a depthwise bias. The first
+// two intermediates (9.4 MiB) exceed twice the L2 caches of two cores, so
+// oneDNN computes them with its fused depthwise kernel (DNNL_VERBOSE shows
+// jit_1x1 with a dw post-op); the small ones run as two primitives. With
+// constant filters, as an inference model passes them, a second call
+// computes the same.
+TEST_F(KernelTest, ConvChainMatchesItsTwoConvolutions) {
+  const ChainCase Cases[] = {
+      {2, 16, 96, 128, 2, true, true, FNN_POST_RELU6, FNN_POST_RELU6},
+      {2, 24, 96, 128, 1, false, false, FNN_POST_RELU6, FNN_POST_NONE},
+      {2, 16, 10, 96, 1, true, true, FNN_POST_RELU6, FNN_POST_RELU6},
+      {2, 24, 11, 144, 2, true, false, FNN_POST_RELU6, FNN_POST_NONE},
+      {1, 8, 7, 48, 1, true, true, FNN_POST_NONE, FNN_POST_RELU},
+      {2, 16, 9, 64, 2, false, true, FNN_POST_RELU6, FNN_POST_RELU6},
+  };
+  for (const ChainCase &P : Cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "C " << P.C << " O " << P.O << " stride " << P.Stride
+                 << (P.Nhwc ? " nhwc" : " nchw"));
+    fnn_conv2d_chain_desc D = chainDesc(P);
+    D.first.constant_filter = D.second.constant_filter = 1;
+    KernelPtr Chain(fnn_conv2d_chain_create(Device, &D));
+    ASSERT_NE(Chain, nullptr) << fnn_last_error();
+    KernelPtr First(fnn_conv2d_create(Device, &D.first));
+    KernelPtr Second(fnn_conv2d_create(Device, &D.second));
+    ASSERT_TRUE(First && Second) << fnn_last_error();
+    // Scaled so that relu6 clips some intermediate values at 6.
+    std::vector<float> X = randomData(numElements(D.first.input), 1, -2.f, 2.f),
+                       F = randomData(numElements(D.first.filter), 2),
+                       B = randomData(P.O, 3),
+                       G = randomData(numElements(D.second.filter), 4),
+                       C = randomData(P.O, 5);
+    std::vector<float> Mid(numElements(D.first.output)),
+        Expected(numElements(D.second.output));
+    const float *SecondBias = P.SecondBias ? C.data() : nullptr;
+    fnn_conv2d_forward(First.get(), X.data(), F.data(), B.data(), Mid.data());
+    fnn_conv2d_forward(Second.get(), Mid.data(), G.data(), SecondBias,
+                       Expected.data());
+    std::vector<double> Ref(Expected.begin(), Expected.end());
+    for (int Call = 0; Call < 2; ++Call) {
+      std::vector<float> Intermediate(Mid.size()), Y(Expected.size(), -7.f);
+      fnn_conv2d_chain_forward(Chain.get(), X.data(), F.data(), B.data(),
+                               Intermediate.data(), G.data(), SecondBias,
+                               Y.data());
+      EXPECT_STREQ(fnn_last_error(), "");
+      expectClose(Y, Ref);
+    }
+  }
+}
+
+TEST_F(KernelTest, ConvChainRejectsASecondConvolutionThatIsNotDepthwise) {
+  fnn_conv2d_chain_desc D =
+      chainDesc({1, 8, 7, 16, 1, true, true, FNN_POST_NONE, FNN_POST_NONE});
+  D.second.groups = 8;
+  D.second.filter = layoutShape(16, 2, 3, 3, true);
+  EXPECT_EQ(fnn_conv2d_chain_create(Device, &D), nullptr);
+  std::string Error = fnn_last_error();
+  EXPECT_NE(Error.find("fnn_conv2d_chain_create"), std::string::npos) << Error;
+  EXPECT_NE(Error.find("not depthwise"), std::string::npos) << Error;
+  EXPECT_EQ(Error.find('\n'), std::string::npos) << Error;
+}
+
+TEST_F(KernelTest, ConvChainRejectsConvolutionsThatDoNotChain) {
+  fnn_conv2d_chain_desc D =
+      chainDesc({1, 8, 7, 16, 1, true, true, FNN_POST_NONE, FNN_POST_NONE});
+  D.second.input = layoutShape(1, 16, 6, 6, true);
+  D.second.output = layoutShape(1, 16, 6, 6, true);
+  EXPECT_EQ(fnn_conv2d_chain_create(Device, &D), nullptr);
+  std::string Error = fnn_last_error();
+  EXPECT_NE(Error.find("is not the second's input"), std::string::npos)
+      << Error;
+  D = chainDesc({1, 8, 7, 16, 1, true, true, FNN_POST_NONE, FNN_POST_NONE});
+  D.second.post_op = FNN_POST_ACCUMULATE;
+  EXPECT_EQ(fnn_conv2d_chain_create(Device, &D), nullptr);
+  Error = fnn_last_error();
+  EXPECT_NE(Error.find("may not accumulate"), std::string::npos) << Error;
 }
 
 } // namespace

@@ -143,6 +143,46 @@ TEST_F(KernelTest, BlockedConvForwardDoesNotAllocate) {
             BookkeepingBytes);
 }
 
+// A pointwise + depthwise chain whose intermediate (9.4 MiB) oneDNN fuses
+// into one kernel, on nChw16c activations reordered from and to NHWC, with
+// constant filters prepared on the first call.
+TEST_F(KernelTest, ConvChainForwardDoesNotAllocate) {
+  fnn_conv2d_chain_desc D{};
+  fnn_conv2d_desc &P = D.first, &W = D.second;
+  P.input = shape({2, 96, 96, 16});
+  P.filter = shape({128, 1, 1, 16});
+  P.output = shape({2, 96, 96, 128});
+  P.dtype = FNN_F32;
+  P.layout = FNN_NHWC;
+  P.has_bias = 1;
+  P.post_op = FNN_POST_RELU6;
+  P.groups = 1;
+  P.strides[0] = P.strides[1] = 1;
+  P.dilations[0] = P.dilations[1] = 1;
+  P.constant_filter = 1;
+  W = P;
+  W.input = P.output;
+  W.filter = shape({128, 3, 3, 1});
+  W.output = shape({2, 48, 48, 128});
+  W.groups = 128;
+  W.strides[0] = W.strides[1] = 2;
+  for (int64_t &Pad : W.pads)
+    Pad = 1;
+  KernelPtr K(fnn_conv2d_chain_create(Device, &D));
+  ASSERT_NE(K, nullptr) << fnn_last_error();
+  std::vector<float> X = randomData(numElements(P.input), 1),
+                     F = randomData(numElements(P.filter), 2),
+                     B = randomData(128, 3), G = randomData(128 * 9, 4),
+                     C = randomData(128, 5), Mid(numElements(P.output)),
+                     Y(numElements(W.output));
+  EXPECT_LE(largestAllocationDuring([&] {
+              fnn_conv2d_chain_forward(K.get(), X.data(), F.data(), B.data(),
+                                       Mid.data(), G.data(), C.data(),
+                                       Y.data());
+            }),
+            BookkeepingBytes);
+}
+
 TEST_F(KernelTest, BatchNormForwardDoesNotAllocate) {
   fnn_batch_norm_desc D{};
   D.input = shape({2, 32, 14, 14});

@@ -72,6 +72,15 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
       over its last dimension reads, the vector computed before the matmul
       runs (and no post-op yet), and `fastnn.fused_into_producer` on the
       add: the kernel adds the bias;
+    - `fastnn.chained_into_consumer` on a float pointwise conv2d (1x1,
+      stride 1, no padding, one group) computed in this step whose result
+      (or the activation fused into it) only a depthwise conv2d (groups =
+      channels > 1) of the same type and layout reads as its input, neither
+      accumulating: the two are one kernel (fnn_conv2d_chain), MobileNet's
+      expansion and depthwise convolutions. Each keeps its post-op; the
+      pointwise result keeps its buffer, which a target that runs the two
+      in turn writes (CUDA: cuDNN has no such fusion), and the CPU kernel
+      does not (oneDNN's fused depthwise post-op);
     - `fastnn.inline_into_consumer` on an elementwise op whose result only
       one elementwise op of the same shape reads, at most 8 ops later with
       nothing between that writes memory (an accumulating convolution
@@ -110,6 +119,18 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
     %b = fastnn.conv2d %h, %w3 {fastnn.accumulate, fastnn.post_op = "relu"} : ...
     %s = fastnn.add %b, %shortcut {fastnn.fused_into_producer} : ...
     %y = fastnn.relu %s {fastnn.fused_into_producer} : ...
+    ```
+    An inverted residual block's expansion, before:
+    ```mlir
+    %e = fastnn.conv2d %x, %w1 {layout = #fastnn.layout<nhwc>} : ...
+    %r = fastnn.clip %e {max = 6.0 : f64, min = 0.0 : f64} : ...
+    %d = fastnn.conv2d %r, %w2 {groups = 144 : i64, pads = array<i64: 1, 1, 1, 1>, ...} : ...
+    ```
+    After (one fnn_conv2d_chain call, where the depthwise convolution is):
+    ```mlir
+    %e = fastnn.conv2d %x, %w1 {fastnn.chained_into_consumer, fastnn.post_op = "relu6", ...} : ...
+    %r = fastnn.clip %e {fastnn.fused_into_producer, ...} : ...
+    %d = fastnn.conv2d %r, %w2 {groups = 144 : i64, ...} : ...
     ```
   }];
   let options = [

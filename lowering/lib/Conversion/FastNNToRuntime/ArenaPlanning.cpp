@@ -76,6 +76,17 @@ LogicalResult readFusion(Block &body, ArenaLayout &layout) {
         return op.emitOpError("cannot be fused into its producer");
       }
     }
+    if (op.hasAttr(kChainedIntoConsumerAttr)) {
+      auto pointwise = dyn_cast<Conv2DOp>(op);
+      Conv2DOp depthwise = pointwise ? soleConvConsumer(pointwise) : nullptr;
+      if (!pointwise || !isPointwiseConv(pointwise) ||
+          op.hasAttr(kAccumulateAttr) || !depthwise ||
+          !isDepthwiseConv(depthwise) || depthwise->hasAttr(kAccumulateAttr))
+        return op.emitOpError("is chained into no depthwise conv2d that "
+                              "alone reads it, or is no pointwise conv2d");
+      layout.chainedInto[&op] = depthwise;
+      layout.chainedFrom[depthwise] = &op;
+    }
     if (op.hasAttr(kInlineIntoConsumerAttr)) {
       if (op.getNumResults() != 1 || !op.getResult(0).hasOneUse())
         return op.emitOpError("is inlined into a consumer but has not one "

@@ -182,20 +182,38 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](Conv2DOp conv) {
-        appendShape(words, conv.getInput());
-        appendShape(words, conv.getFilter());
-        appendShape(words, conv.getResult());
-        llvm::append_values(
-            words, dtypeOf(conv.getResult()), layoutWord(conv.getLayout()),
-            int64_t(conv.getBias() != nullptr), postOp, conv.getGroups());
-        llvm::append_range(words, conv.getStrides());
-        llvm::append_range(words, conv.getPads());
-        llvm::append_range(words, conv.getDilations());
-        words.push_back(isSameOnEveryRun(conv.getFilter()));
+        // An fnn_conv2d_desc.
+        auto appendConv = [&](Conv2DOp c) {
+          appendShape(words, c.getInput());
+          appendShape(words, c.getFilter());
+          appendShape(words, c.getResult());
+          llvm::append_values(words, dtypeOf(c.getResult()),
+                              layoutWord(c.getLayout()),
+                              int64_t(c.getBias() != nullptr),
+                              layout.postOps.lookup(c), c.getGroups());
+          llvm::append_range(words, c.getStrides());
+          llvm::append_range(words, c.getPads());
+          llvm::append_range(words, c.getDilations());
+          words.push_back(isSameOnEveryRun(c.getFilter()));
+        };
+        auto bias = [&](Conv2DOp c) {
+          return c.getBias() ? p(c.getBias()) : nullPointer(loc);
+        };
+        if (auto first =
+                dyn_cast_or_null<Conv2DOp>(layout.chainedFrom.lookup(conv))) {
+          appendConv(first);
+          appendConv(conv);
+          int64_t k = createKernel(loc, "fnn_conv2d_chain_create", words);
+          callForward(loc, "fnn_conv2d_chain_forward", k,
+                      {p(first.getInput()), p(first.getFilter()), bias(first),
+                       p(first.getResult()), p(conv.getFilter()), bias(conv),
+                       p(conv.getResult())});
+          return success();
+        }
+        appendConv(conv);
         int64_t k = createKernel(loc, "fnn_conv2d_create", words);
-        Value bias = conv.getBias() ? p(conv.getBias()) : nullPointer(loc);
         callForward(loc, "fnn_conv2d_forward", k,
-                    {p(conv.getInput()), p(conv.getFilter()), bias,
+                    {p(conv.getInput()), p(conv.getFilter()), bias(conv),
                      p(conv.getResult())});
         return success();
       })

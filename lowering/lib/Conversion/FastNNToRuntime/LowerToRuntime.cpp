@@ -190,8 +190,9 @@ LogicalResult RunEmitter::lower(Operation *op) {
     awaitAllReduce(collective);
   if (layout.isAlias(op))
     return success();
-  // Computed inside its user's loop nest.
-  if (layout.inlinedInto.count(op))
+  // Computed inside its user's loop nest, or by the kernel of the
+  // depthwise convolution that reads it.
+  if (layout.inlinedInto.count(op) || layout.chainedInto.count(op))
     return success();
   if (op->hasAttr(kComputedOnceAttr))
     return lowerOnFirstRun(op);

@@ -31,6 +31,11 @@ struct ArenaLayout {
   /// elementwise op of the same shape): their results take no memory and
   /// they emit no code of their own.
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> inlinedInto;
+  /// A convolution computed by the depthwise convolution that alone reads
+  /// it, in one kernel (fnn_conv2d_chain), and the reverse: the depthwise
+  /// convolution's first. The first emits no code; its result keeps its
+  /// buffer, which a target running the two in turn writes.
+  llvm::DenseMap<mlir::Operation *, mlir::Operation *> chainedInto, chainedFrom;
   /// An allreduce's buffer (its bucket): one slice per input, back to back
   /// at aligned offsets, reduced in place by one collective call.
   struct Bucket {
@@ -90,6 +95,12 @@ constexpr llvm::StringLiteral kBiasFusedAttr = "fastnn.bias_fused";
 /// no code).
 constexpr llvm::StringLiteral kFusedIntoProducerAttr =
     "fastnn.fused_into_producer";
+/// On a pointwise conv2d (1x1, stride 1, no padding, one group): computed
+/// together with the depthwise conv2d that alone reads it, as one kernel
+/// (fnn_conv2d_chain), the depthwise window taken from rows of its output
+/// still in cache (MobileNet's expansion and depthwise convolutions).
+constexpr llvm::StringLiteral kChainedIntoConsumerAttr =
+    "fastnn.chained_into_consumer";
 /// On an elementwise op: computed inside its only user's loop nest.
 constexpr llvm::StringLiteral kInlineIntoConsumerAttr =
     "fastnn.inline_into_consumer";
@@ -97,6 +108,14 @@ constexpr llvm::StringLiteral kInlineIntoConsumerAttr =
 constexpr llvm::StringLiteral kCodegenAttr = "fastnn.codegen";
 constexpr llvm::StringLiteral kCodegenLoops = "loops";
 constexpr llvm::StringLiteral kCodegenKernel = "kernel";
+
+/// A 1x1 convolution with stride 1, no padding and one group.
+bool isPointwiseConv(mlir::fastnn::Conv2DOp conv);
+/// A convolution with one filter per channel (groups = C = O > 1).
+bool isDepthwiseConv(mlir::fastnn::Conv2DOp conv);
+/// The convolution that alone reads `conv`'s result, directly or through
+/// the activation fused into `conv`, as its input; null if there is none.
+mlir::fastnn::Conv2DOp soleConvConsumer(mlir::fastnn::Conv2DOp conv);
 
 /// Reductions the plan generates as loops (`fastnn.codegen = "loops"`);
 /// the others are kernel calls.

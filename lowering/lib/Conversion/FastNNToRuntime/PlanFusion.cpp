@@ -74,6 +74,8 @@ public:
                                                              : kCodegenKernel));
       }
     }
+    for (auto conv : body.getOps<Conv2DOp>())
+      chainDepthwise(conv);
     inlineElementwise(body);
   }
 
@@ -190,6 +192,24 @@ private:
       varying.insert(&op);
   }
 
+  /// A pointwise convolution whose only reader is a depthwise convolution
+  /// of the same type and layout, neither accumulating, is computed by it
+  /// (after the activations are fused: both keep theirs). Not one computed
+  /// once: its buffer must hold on while the chain computes anew.
+  void chainDepthwise(Conv2DOp pointwise) {
+    if (!isPointwiseConv(pointwise) || !isFloat(pointwise.getResult()) ||
+        !varying.contains(pointwise) || pointwise->hasAttr(kAccumulateAttr))
+      return;
+    Conv2DOp depthwise = soleConvConsumer(pointwise);
+    if (!depthwise || !isDepthwiseConv(depthwise) ||
+        depthwise->hasAttr(kAccumulateAttr) ||
+        depthwise.getLayout() != pointwise.getLayout() ||
+        depthwise.getType().getElementType() !=
+            pointwise.getType().getElementType())
+      return;
+    pointwise->setAttr(kChainedIntoConsumerAttr, builder.getUnitAttr());
+  }
+
   /// `add(matmul(a, b), bias)` with a vector bias over the last dimension,
   /// computed before the matmul runs, is the matmul's bias.
   bool fuseMatMulBias(AddOp add) {
@@ -290,6 +310,36 @@ struct PlanFusionPass
 };
 
 } // namespace
+
+bool isPointwiseConv(Conv2DOp conv) {
+  auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+  bool nhwc = conv.getLayout() == Layout::NHWC;
+  return filter.getDimSize(nhwc ? 1 : 2) == 1 &&
+         filter.getDimSize(nhwc ? 2 : 3) == 1 && conv.getGroups() == 1 &&
+         llvm::all_of(conv.getStrides(), [](int64_t s) { return s == 1; }) &&
+         llvm::all_of(conv.getPads(), [](int64_t p) { return p == 0; });
+}
+
+bool isDepthwiseConv(Conv2DOp conv) {
+  auto filter = cast<RankedTensorType>(conv.getFilter().getType());
+  bool nhwc = conv.getLayout() == Layout::NHWC;
+  return conv.getGroups() > 1 && filter.getDimSize(nhwc ? 3 : 1) == 1 &&
+         filter.getDimSize(0) == conv.getGroups();
+}
+
+Conv2DOp soleConvConsumer(Conv2DOp conv) {
+  Value value = conv.getResult();
+  while (value.hasOneUse()) {
+    Operation *user = *value.getUsers().begin();
+    if (isa<ReluOp, ClipOp>(user) && user->hasAttr(kFusedIntoProducerAttr)) {
+      value = user->getResult(0);
+      continue;
+    }
+    auto consumer = dyn_cast<Conv2DOp>(user);
+    return consumer && consumer.getInput() == value ? consumer : Conv2DOp();
+  }
+  return {};
+}
 
 void planFusion(Block &body, int64_t maxLoopReduction) {
   FusionPlanner(body.getParentOp()->getContext(), maxLoopReduction).plan(body);

@@ -250,6 +250,24 @@ fnn_kernel *fnn_conv2d_create(fnn_device *device, const fnn_conv2d_desc *desc);
 void fnn_conv2d_forward(fnn_kernel *kernel, const void *input,
                         const void *filter, const void *bias, void *output);
 
+/* Two convolutions in a row, the second depthwise (groups equal to its
+ * input and output channels), where nothing but the second reads the
+ * first's output (MobileNet's expansion and depthwise convolutions in an
+ * inference model): first.output is second.input, with the same dtype and
+ * layout, and neither accumulates. A kernel that computes both in one pass
+ * (oneDNN's fused depthwise post-op) never writes the intermediate; one
+ * that runs them in turn writes it to intermediate, a buffer of
+ * first.output's shape, so the caller always passes one. */
+typedef struct fnn_conv2d_chain_desc {
+  fnn_conv2d_desc first, second;
+} fnn_conv2d_chain_desc;
+fnn_kernel *fnn_conv2d_chain_create(fnn_device *device,
+                                    const fnn_conv2d_chain_desc *desc);
+void fnn_conv2d_chain_forward(fnn_kernel *kernel, const void *input,
+                              const void *filter, const void *bias,
+                              void *intermediate, const void *second_filter,
+                              const void *second_bias, void *output);
+
 /* 2-D max or average pooling. The output shape is given (ceil_mode is
  * already applied to it); windows never read padding for max, and for
  * average divide by the kernel area (count_include_pad) or by the number of

@@ -293,6 +293,37 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(Info.param) == FNN_NHWC ? "_nhwc" : "_nchw");
     });
 
+// A pointwise then depthwise chain is the two convolutions in turn (cuDNN
+// has no fused one): the same bits as two conv2d kernels, and the caller's
+// intermediate holds the first's output.
+TEST_F(CudaTest, ConvChainIsItsTwoConvolutions) {
+  const Conv Pointwise{"pw", 2, 8, 9, 9,      24,           1,
+                       1,    1, 9, 9, {1, 1}, {0, 0, 0, 0}, {1, 1}};
+  const Conv Depthwise{"dw", 2,  24, 9, 9,      24,           3,
+                       3,    24, 5,  5, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+  fnn_conv2d_chain_desc D{};
+  D.first = convDesc(Pointwise, FNN_NHWC, true, false);
+  D.first.post_op = FNN_POST_RELU6;
+  D.second = convDesc(Depthwise, FNN_NHWC, true, true);
+  KernelPtr Chain(fnn_conv2d_chain_create(Device, &D));
+  ASSERT_NE(Chain, nullptr) << fnn_last_error();
+  KernelPtr First(fnn_conv2d_create(Device, &D.first));
+  KernelPtr Second(fnn_conv2d_create(Device, &D.second));
+  ASSERT_TRUE(First && Second) << fnn_last_error();
+  size_t MidSize = 2 * 24 * 9 * 9, OutSize = 2 * 24 * 5 * 5;
+  void *DX = upload(randomData(2 * 8 * 9 * 9, 1, -2.f, 2.f));
+  void *DW = upload(randomData(24 * 8, 2)), *DB = upload(randomData(24, 3));
+  void *DG = upload(randomData(24 * 9, 4)), *DC = upload(randomData(24, 5));
+  void *Mid = zeros(MidSize), *Want = zeros(OutSize);
+  fnn_conv2d_forward(First.get(), DX, DW, DB, Mid);
+  fnn_conv2d_forward(Second.get(), Mid, DG, DC, Want);
+  void *ChainMid = zeros(MidSize), *Got = zeros(OutSize);
+  fnn_conv2d_chain_forward(Chain.get(), DX, DW, DB, ChainMid, DG, DC, Got);
+  EXPECT_STREQ(fnn_last_error(), "");
+  EXPECT_EQ(download(ChainMid, MidSize), download(Mid, MidSize));
+  EXPECT_EQ(download(Got, OutSize), download(Want, OutSize));
+}
+
 // --- pooling (our kernels, against their host math) ----------------------
 
 TEST_F(CudaTest, PoolingMatchesItsHostMath) {
