@@ -187,27 +187,38 @@ std::string fastnn::runtime::describeConv2d(const fnn_conv2d_desc &D,
 }
 
 void fastnn::runtime::checkConv2dChain(const fnn_conv2d_chain_desc &D) {
-  for (const fnn_conv2d_desc *Conv : {&D.first, &D.second}) {
-    checkConv2dOperands(*Conv);
-    checkConv2dGeometry(*Conv);
-    if (Conv->post_op & FNN_POST_ACCUMULATE)
-      throw KernelError("a chained convolution may not accumulate");
+  if (D.count != 2 && D.count != 3)
+    throw KernelError("a chain has 2 or 3 convolutions, not " +
+                      std::to_string(D.count));
+  for (int64_t I = 0; I < D.count; ++I) {
+    const fnn_conv2d_desc &Conv = D.convs[I];
+    checkConv2dOperands(Conv);
+    checkConv2dGeometry(Conv);
+    if (I + 1 < D.count && (Conv.post_op & FNN_POST_ACCUMULATE))
+      throw KernelError("only the last convolution of a chain may accumulate");
+    if (I == 0)
+      continue;
+    const fnn_conv2d_desc &Previous = D.convs[I - 1];
+    if (Previous.dtype != Conv.dtype || Previous.layout != Conv.layout)
+      throw KernelError("the convolutions differ in dtype or layout");
+    if (Previous.output.rank != Conv.input.rank ||
+        !std::equal(Previous.output.dims,
+                    Previous.output.dims + Previous.output.rank,
+                    Conv.input.dims))
+      throw KernelError("convolution " + std::to_string(I - 1) +
+                        "'s output is not convolution " + std::to_string(I) +
+                        "'s input");
   }
-  const fnn_conv2d_desc &First = D.first, &Second = D.second;
-  if (First.dtype != Second.dtype || First.layout != Second.layout)
-    throw KernelError("the two convolutions differ in dtype or layout");
-  if (First.output.rank != Second.input.rank ||
-      !std::equal(First.output.dims, First.output.dims + First.output.rank,
-                  Second.input.dims))
-    throw KernelError("the first convolution's output is not the second's "
-                      "input");
-  const Conv2dFilter F = conv2dFilter(Second);
-  if (Second.groups != F.Out || F.In != 1)
+  const Conv2dFilter F = conv2dFilter(D.convs[1]);
+  if (D.convs[1].groups != F.Out || F.In != 1)
     throw KernelError("the second convolution is not depthwise (one filter "
                       "per channel)");
 }
 
 std::string
 fastnn::runtime::describeConv2dChain(const fnn_conv2d_chain_desc &D) {
-  return describeConv2d(D.first, "") + ", then " + describeConv2d(D.second, "");
+  std::string Text = "chain of " + std::to_string(D.count) + ": ";
+  for (int64_t I = 0; I < std::clamp<int64_t>(D.count, 0, 3); ++I)
+    Text += (I ? ", then " : "") + describeConv2d(D.convs[I], "");
+  return Text;
 }

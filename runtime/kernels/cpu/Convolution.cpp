@@ -13,16 +13,15 @@ struct ConvSlots {
 /// fnn_conv2d_forward's operands, in the order build() adds them.
 constexpr ConvSlots kConvSlots = {0, 1, 2, 3};
 /// fnn_conv2d_chain_forward's operands, in the order buildChain() adds
-/// them; the intermediate is the first convolution's output and the
-/// second's input.
-enum ChainSlot {
-  ChainSrc,
-  ChainWeights,
-  ChainBias,
-  ChainIntermediate,
-  ChainSecondWeights,
-  ChainSecondBias,
-  ChainDst
+/// them: the input, then each convolution's weights, bias and output; a
+/// convolution after the first reads the previous one's output.
+ConvSlots chainSlots(int I) {
+  return {I == 0 ? 0 : 3 * I, 3 * I + 1, 3 * I + 2, 3 * I + 3};
+}
+/// How many convolutions a chain kernel binds operands for.
+struct ChainState : KernelState {
+  explicit ChainState(int64_t Count) : Count(Count) {}
+  int64_t Count;
 };
 
 /// The plain operand layouts of a convolution (as the ABI passes them).
@@ -80,6 +79,27 @@ dnnl::convolution_forward::desc inferenceDesc(const fnn_conv2d_desc &D,
                                                Strides, Dilations, PadL, PadR);
 }
 
+/// Appends the step of convolution \p D as primitive \p PD reading \p Src,
+/// with its weights, bias and output in slots \p S (and the reorders or
+/// conversions they need).
+void addConvStep(CpuKernel &K, const fnn_conv2d_desc &D,
+                 const dnnl::convolution_forward::primitive_desc &PD,
+                 const memory &Src, ConvSlots S) {
+  memory Weights = D.constant_filter
+                       ? K.constantInputIn(S.Weights, PD.weights_desc())
+                       : K.inputIn(S.Weights, PD.weights_desc());
+  // Accumulating, the primitive's sum post-op reads the output's contents.
+  memory Dst = D.post_op & FNN_POST_ACCUMULATE
+                   ? K.inputIn(S.Dst, PD.dst_desc())
+                   : K.outputIn(S.Dst, PD.dst_desc());
+  std::vector<std::pair<int, memory>> Args = {
+      {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Weights}, {DNNL_ARG_DST, Dst}};
+  if (D.has_bias)
+    Args.push_back({DNNL_ARG_BIAS, K.inputIn(S.Bias, PD.bias_desc())});
+  K.addStep(dnnl::convolution_forward(PD), Args, PD.scratchpad_desc());
+  K.finishOutput(S.Dst, Dst);
+}
+
 /// Appends the steps of convolution \p D, whose operands are slots \p S
 /// of \p K (already added).
 void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
@@ -127,20 +147,7 @@ void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
     PD = Create(Any(SrcDesc), Any(DstDesc));
   }
 
-  memory Src = K.inputIn(S.Src, PD.src_desc());
-  memory Weights = D.constant_filter
-                       ? K.constantInputIn(S.Weights, PD.weights_desc())
-                       : K.inputIn(S.Weights, PD.weights_desc());
-  // Accumulating, the primitive's sum post-op reads the output's contents.
-  memory Dst = D.post_op & FNN_POST_ACCUMULATE
-                   ? K.inputIn(S.Dst, PD.dst_desc())
-                   : K.outputIn(S.Dst, PD.dst_desc());
-  std::vector<std::pair<int, memory>> Args = {
-      {DNNL_ARG_SRC, Src}, {DNNL_ARG_WEIGHTS, Weights}, {DNNL_ARG_DST, Dst}};
-  if (D.has_bias)
-    Args.push_back({DNNL_ARG_BIAS, K.inputIn(S.Bias, PD.bias_desc())});
-  K.addStep(dnnl::convolution_forward(PD), Args, PD.scratchpad_desc());
-  K.finishOutput(S.Dst, Dst);
+  addConvStep(K, D, PD, K.inputIn(S.Src, PD.src_desc()), S);
 }
 
 void build(CpuKernel &K, const fnn_conv2d_desc &D) {
@@ -150,25 +157,28 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   addConvSteps(K, D, kConvSlots);
 }
 
-/// The chain as one oneDNN primitive: the first convolution with the
-/// second as its depthwise post-op, so that the intermediate never reaches
-/// memory (each thread keeps the few rows the depthwise window reads in a
-/// buffer). oneDNN 2.6 has that fusion as one jit kernel only on
-/// channel-blocked activations (nChw16c on AVX-512, nChw8c on AVX2), and
-/// only where the intermediate exceeds twice the cores' L2 caches; below
-/// that its ref_fused_convolution runs two primitives in turn, and the
-/// caller's two convolutions do the same without the reorders. Its NHWC
-/// variant is not asked for: on 2.6.3 it computes wrong values and writes
-/// past its scratchpad (measured against the two convolutions, with a guard
-/// page after the scratchpad). False, adding nothing, when there is no such
-/// kernel (also for a depthwise window that is not square, unequal strides
-/// or dilation, which the post-op cannot describe).
+/// The chain's first two convolutions as one oneDNN primitive: the
+/// pointwise convolution with the depthwise one as its depthwise post-op,
+/// so that the intermediate never reaches memory (each thread keeps the few
+/// rows the depthwise window reads in a buffer), and a third convolution
+/// reading its output where it lies, in the scratch. oneDNN 2.6 has that
+/// fusion as one jit kernel only on channel-blocked activations (nChw16c on
+/// AVX-512, nChw8c on AVX2), and only where the intermediate exceeds twice
+/// the cores' L2 caches; below that its ref_fused_convolution runs two
+/// primitives in turn, and the convolutions' own steps do the same without
+/// the reorders. Its NHWC variant is not asked for: on 2.6.3 it computes
+/// wrong values and writes past its scratchpad (measured against the two
+/// convolutions, with a guard page after the scratchpad). False, adding
+/// nothing, when there is no such kernel (also for a depthwise window that
+/// is not square, unequal strides or dilation, which the post-op cannot
+/// describe, and for an accumulating depthwise convolution).
 bool addFusedChainSteps(CpuKernel &K, const fnn_conv2d_chain_desc &D,
-                        const ConvOperands &First, const ConvOperands &Second) {
-  const fnn_conv2d_desc &A = D.first, &B = D.second;
+                        const std::vector<ConvOperands> &Plain) {
+  const fnn_conv2d_desc &A = D.convs[0], &B = D.convs[1];
   const fastnn::runtime::Conv2dFilter F = fastnn::runtime::conv2dFilter(B);
   if (F.Height != F.Width || B.strides[0] != B.strides[1] ||
-      B.pads[0] != B.pads[1] || B.dilations[0] != 1 || B.dilations[1] != 1)
+      B.pads[0] != B.pads[1] || B.dilations[0] != 1 || B.dilations[1] != 1 ||
+      (B.post_op & FNN_POST_ACCUMULATE))
     return false;
   const memory::data_type Compute = computeType(A.dtype);
   dnnl::post_ops Ops;
@@ -176,68 +186,83 @@ bool addFusedChainSteps(CpuKernel &K, const fnn_conv2d_chain_desc &D,
   Ops.append_dw(Compute, B.has_bias ? Compute : memory::data_type::undef,
                 Compute, F.Height, B.strides[0], B.pads[0], 0, {});
   appendActivation(Ops, B.post_op);
-  dnnl::convolution_forward::primitive_desc PD;
+  dnnl::convolution_forward::primitive_desc PD, ThirdPD;
   for (memory::format_tag Blocked :
        {memory::format_tag::nChw16c, memory::format_tag::nChw8c}) {
-    auto InBlocks = [&](const memory::desc &Plain) {
-      return memory::desc(Plain.dims(), Compute, Blocked);
+    auto InBlocks = [&](const memory::desc &Operand) {
+      return memory::desc(Operand.dims(), Compute, Blocked);
     };
     try {
       PD = dnnl::convolution_forward::primitive_desc(
-          inferenceDesc(A, First, InBlocks(First.Src), InBlocks(First.Dst)),
+          inferenceDesc(A, Plain[0], InBlocks(Plain[0].Src),
+                        InBlocks(Plain[0].Dst)),
           makeAttr(Ops), K.device().Engine);
+      if (D.count == 3)
+        ThirdPD = dnnl::convolution_forward::primitive_desc(
+            inferenceDesc(D.convs[2], Plain[2], PD.dst_desc(),
+                          InBlocks(Plain[2].Dst)),
+            makeAttr(D.convs[2].post_op), K.device().Engine);
     } catch (const dnnl::error &) {
       continue;
     }
-    if (std::string(PD.impl_info_str()).rfind("ref", 0) != 0 &&
-        PD.dst_desc().dims() == Second.Dst.dims())
+    auto IsJit = [](const dnnl::convolution_forward::primitive_desc &P) {
+      return !P || std::string(P.impl_info_str()).rfind("ref", 0) != 0;
+    };
+    if (IsJit(PD) && IsJit(ThirdPD) &&
+        PD.dst_desc().dims() == Plain[1].Dst.dims())
       break;
-    PD = {};
+    PD = ThirdPD = {};
   }
   if (!PD)
     return false;
   const int SecondWeightsArg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS;
   const int SecondBiasArg = DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS;
+  const ConvSlots First = chainSlots(0), Second = chainSlots(1);
   auto WeightsIn = [&](int Slot, bool Constant, const memory::desc &Wanted) {
     return Constant ? K.constantInputIn(Slot, Wanted) : K.inputIn(Slot, Wanted);
   };
   std::vector<std::pair<int, memory>> Args = {
-      {DNNL_ARG_SRC, K.inputIn(ChainSrc, PD.src_desc())},
+      {DNNL_ARG_SRC, K.inputIn(First.Src, PD.src_desc())},
       {DNNL_ARG_WEIGHTS,
-       WeightsIn(ChainWeights, A.constant_filter, PD.weights_desc())},
+       WeightsIn(First.Weights, A.constant_filter, PD.weights_desc())},
       {SecondWeightsArg,
-       WeightsIn(ChainSecondWeights, B.constant_filter,
+       WeightsIn(Second.Weights, B.constant_filter,
                  PD.query_md(dnnl::query::exec_arg_md, SecondWeightsArg))}};
   if (A.has_bias)
-    Args.push_back({DNNL_ARG_BIAS, K.inputIn(ChainBias, PD.bias_desc())});
+    Args.push_back({DNNL_ARG_BIAS, K.inputIn(First.Bias, PD.bias_desc())});
   if (B.has_bias)
-    Args.push_back(
-        {SecondBiasArg,
-         K.inputIn(ChainSecondBias,
-                   PD.query_md(dnnl::query::exec_arg_md, SecondBiasArg))});
-  memory Dst = K.outputIn(ChainDst, PD.dst_desc());
+    Args.push_back({SecondBiasArg,
+                    K.inputIn(Second.Bias, PD.query_md(dnnl::query::exec_arg_md,
+                                                       SecondBiasArg))});
+  // With a third convolution the depthwise output stays in the scratch,
+  // blocked, where the third reads it.
+  memory Dst = D.count == 3 ? K.addTransient(PD.dst_desc())
+                            : K.outputIn(Second.Dst, PD.dst_desc());
   Args.push_back({DNNL_ARG_DST, Dst});
   K.addStep(dnnl::convolution_forward(PD), Args, PD.scratchpad_desc());
-  K.finishOutput(ChainDst, Dst);
+  if (D.count == 3)
+    addConvStep(K, D.convs[2], ThirdPD, Dst, chainSlots(2));
+  else
+    K.finishOutput(Second.Dst, Dst);
   return true;
 }
 
 void buildChain(CpuKernel &K, const fnn_conv2d_chain_desc &D) {
   fastnn::runtime::checkConv2dChain(D);
-  const ConvOperands First = convOperands(D.first),
-                     Second = convOperands(D.second);
-  // The intermediate's slot is the first's output and the second's input.
-  addOperands(K, First);
-  K.addOperand(Second.Weights);
-  K.addOperand(Second.Bias);
-  K.addOperand(Second.Dst);
-  if (addFusedChainSteps(K, D, First, Second))
+  std::vector<ConvOperands> Plain;
+  for (int64_t I = 0; I < D.count; ++I)
+    Plain.push_back(convOperands(D.convs[I]));
+  K.addOperand(Plain[0].Src);
+  for (const ConvOperands &Conv : Plain) {
+    K.addOperand(Conv.Weights);
+    K.addOperand(Conv.Bias);
+    K.addOperand(Conv.Dst);
+  }
+  K.setState(std::make_unique<ChainState>(D.count));
+  if (addFusedChainSteps(K, D, Plain))
     return;
-  addConvSteps(K, D.first,
-               {ChainSrc, ChainWeights, ChainBias, ChainIntermediate});
-  addConvSteps(
-      K, D.second,
-      {ChainIntermediate, ChainSecondWeights, ChainSecondBias, ChainDst});
+  for (int64_t I = 0; I < D.count; ++I)
+    addConvSteps(K, D.convs[I], chainSlots(I));
 }
 } // namespace
 
@@ -267,17 +292,20 @@ fnn_conv2d_chain_create(fnn_device *Device, const fnn_conv2d_chain_desc *Desc) {
 }
 
 extern "C" void fnn_conv2d_chain_forward(fnn_kernel *Handle, const void *Input,
-                                         const void *Filter, const void *Bias,
-                                         void *Intermediate,
-                                         const void *SecondFilter,
-                                         const void *SecondBias, void *Output) {
+                                         const void *Filter0, const void *Bias0,
+                                         void *Output0, const void *Filter1,
+                                         const void *Bias1, void *Output1,
+                                         const void *Filter2, const void *Bias2,
+                                         void *Output2) {
   CpuKernel *Kernel = CpuKernel::from(Handle);
-  Kernel->bind(ChainSrc, Input);
-  Kernel->bind(ChainWeights, Filter);
-  Kernel->bind(ChainBias, Bias);
-  Kernel->bind(ChainIntermediate, Intermediate);
-  Kernel->bind(ChainSecondWeights, SecondFilter);
-  Kernel->bind(ChainSecondBias, SecondBias);
-  Kernel->bind(ChainDst, Output);
+  const void *Filters[] = {Filter0, Filter1, Filter2};
+  const void *Biases[] = {Bias0, Bias1, Bias2};
+  void *Outputs[] = {Output0, Output1, Output2};
+  Kernel->bind(chainSlots(0).Src, Input);
+  for (int I = 0; I < Kernel->state<ChainState>().Count; ++I) {
+    Kernel->bind(chainSlots(I).Weights, Filters[I]);
+    Kernel->bind(chainSlots(I).Bias, Biases[I]);
+    Kernel->bind(chainSlots(I).Dst, Outputs[I]);
+  }
   Kernel->run();
 }

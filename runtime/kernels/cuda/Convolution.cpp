@@ -27,6 +27,8 @@
 #include "CudaKernel.h"
 #include "KernelLaunch.h"
 
+#include <vector>
+
 using namespace fastnn::cuda;
 
 namespace {
@@ -249,11 +251,11 @@ bool convolve(ConvKernel &K, const char *Function, const void *Input,
                    Function, "cudnnActivationForward");
 }
 
-/// cuDNN has no fused depthwise convolution: the chain is the two
-/// convolutions in turn, through the caller's intermediate buffer.
+/// cuDNN has no fused depthwise convolution: the chain is its convolutions
+/// in turn, through the caller's intermediate buffers.
 struct ConvChainKernel final : CudaKernel {
   using CudaKernel::CudaKernel;
-  std::unique_ptr<ConvKernel> First, Second;
+  std::vector<std::unique_ptr<ConvKernel>> Convs;
 };
 } // namespace
 
@@ -281,23 +283,30 @@ fnn_conv2d_chain_create(fnn_device *Device, const fnn_conv2d_chain_desc *Desc) {
       [Device](const fnn_conv2d_chain_desc &D) {
         fastnn::runtime::checkConv2dChain(D);
         auto K = std::make_unique<ConvChainKernel>(*Device);
-        K->First = build(*Device, D.first, false);
-        K->Second = build(*Device, D.second, false);
+        for (int64_t I = 0; I < D.count; ++I)
+          K->Convs.push_back(build(*Device, D.convs[I], false));
         return K;
       },
       fastnn::runtime::describeConv2dChain);
 }
 
 extern "C" void fnn_conv2d_chain_forward(fnn_kernel *Handle, const void *Input,
-                                         const void *Filter, const void *Bias,
-                                         void *Intermediate,
-                                         const void *SecondFilter,
-                                         const void *SecondBias, void *Output) {
+                                         const void *Filter0, const void *Bias0,
+                                         void *Output0, const void *Filter1,
+                                         const void *Bias1, void *Output1,
+                                         const void *Filter2, const void *Bias2,
+                                         void *Output2) {
   auto &K = static_cast<ConvChainKernel &>(*Handle);
-  const char *Function = "fnn_conv2d_chain_forward";
-  if (convolve(*K.First, Function, Input, Filter, Bias, Intermediate))
-    convolve(*K.Second, Function, Intermediate, SecondFilter, SecondBias,
-             Output);
+  const void *Filters[] = {Filter0, Filter1, Filter2};
+  const void *Biases[] = {Bias0, Bias1, Bias2};
+  void *Outputs[] = {Output0, Output1, Output2};
+  const void *From = Input;
+  for (size_t I = 0; I < K.Convs.size(); ++I) {
+    if (!convolve(*K.Convs[I], "fnn_conv2d_chain_forward", From, Filters[I],
+                  Biases[I], Outputs[I]))
+      return;
+    From = Outputs[I];
+  }
 }
 
 extern "C" fnn_kernel *fnn_conv2d_backward_create(fnn_device *Device,

@@ -38,7 +38,7 @@ func.func @forward(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
 fastnn.parameter @w trainable = dense<1.0> : tensor<2x1x3x3xf32>
 func.func @forward(%x: tensor<1x1x4x4xf32>) -> tensor<1x2x2x2xf32> {
   %w = fastnn.param @w : tensor<2x1x3x3xf32>
-  // expected-error @+1 {{is chained into no depthwise conv2d that alone reads it, or is no pointwise conv2d}}
+  // expected-error @+1 {{is chained into no conv2d that alone reads it: a pointwise conv2d into a depthwise one, or that into a pointwise one}}
   %c = fastnn.conv2d %x, %w {fastnn.chained_into_consumer} : (tensor<1x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x2x2xf32>
   return %c : tensor<1x2x2x2xf32>
 }

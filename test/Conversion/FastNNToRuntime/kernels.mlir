@@ -1,4 +1,4 @@
-// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file | FileCheck %s
+// RUN: fastnnc-opt %s -fastnn-plan-fusion=max-loop-reduction=4096 -fastnn-lower-to-runtime -split-input-file --mlir-print-elementsattrs-with-hex-if-larger=1000 | FileCheck %s
 
 // Pools: kind, count_include_pad, kernel, strides, pads, dilations, in the
 // order of fnn_pool2d_desc.
@@ -118,25 +118,33 @@ func.func @forward(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<2x7xf32>, te
 
 // -----
 
-// A chained pointwise and depthwise convolution are one kernel: both
-// descriptors (NHWC, the pointwise's relu6 is post-op 2, the filters
-// constant in an inference model), then the call with the intermediate's
-// buffer.
+// An inverted residual block is one kernel: the count (3), the three
+// descriptors (NHWC; the expansion's and the depthwise convolution's relu6
+// are post-op 2, the projection accumulates into the block's input, post-op
+// 8; the filters constant in an inference model), then the call with each
+// convolution's filter, bias and output. (The RUN line prints attributes
+// of up to 1000 elements in decimal; MLIR's default switches to hex at 100.)
 
-// CHECK: dense<[4, 1, 4, 4, 2, 0, 0, 4, 6, 1, 1, 2, 0, 0, 4, 1, 4, 4, 6, 0, 0, 0, 1, 0, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 4, 1, 4, 4, 6, 0, 0, 4, 6, 3, 3, 1, 0, 0, 4, 1, 2, 2, 6, 0, 0, 0, 1, 0, 0, 6, 2, 2, 1, 1, 1, 1, 1, 1, 1]> : tensor<70xi64>
+// CHECK: dense<[3, 4, 1, 4, 4, 2, 0, 0, 4, 6, 1, 1, 2, 0, 0, 4, 1, 4, 4, 6, 0, 0, 0, 1, 0, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 4, 1, 4, 4, 6, 0, 0, 4, 6, 3, 3, 1, 0, 0, 4, 1, 4, 4, 6, 0, 0, 0, 1, 0, 2, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 4, 4, 6, 0, 0, 4, 2, 1, 1, 6, 0, 0, 4, 1, 4, 4, 2, 0, 0, 0, 1, 0, 8, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1]> : tensor<106xi64>
 // CHECK: llvm.call @fnn_conv2d_chain_create
 // CHECK: func.func @fnn_model_run
 // CHECK-NOT: llvm.call @fnn_conv2d_forward
-// CHECK: llvm.call @fnn_conv2d_chain_forward({{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
+// CHECK: llvm.call @fnn_conv2d_chain_forward({{.*}}) : (!llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> ()
 // CHECK-NOT: llvm.call @fnn_conv2d_forward
 // CHECK: return
 fastnn.parameter @e trainable = dense<1.0> : tensor<6x1x1x2xf32>
 fastnn.parameter @d trainable = dense<1.0> : tensor<6x3x3x1xf32>
-func.func @forward(%x: tensor<1x4x4x2xf32>) -> tensor<1x2x2x6xf32> {
+fastnn.parameter @p trainable = dense<1.0> : tensor<2x1x1x6xf32>
+func.func @forward(%i: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
   %e = fastnn.param @e : tensor<6x1x1x2xf32>
   %d = fastnn.param @d : tensor<6x3x3x1xf32>
+  %p = fastnn.param @p : tensor<2x1x1x6xf32>
+  %x = fastnn.neg %i : tensor<1x4x4x2xf32>
   %c = fastnn.conv2d %x, %e {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x2xf32>, tensor<6x1x1x2xf32>) -> tensor<1x4x4x6xf32>
   %r = fastnn.clip %c {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<1x4x4x6xf32>
-  %w = fastnn.conv2d %r, %d {groups = 6 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x2x2x6xf32>
-  return %w : tensor<1x2x2x6xf32>
+  %w = fastnn.conv2d %r, %d {groups = 6 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x4x4x6xf32>
+  %s = fastnn.clip %w {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<1x4x4x6xf32>
+  %y = fastnn.conv2d %s, %p {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x6xf32>, tensor<2x1x1x6xf32>) -> tensor<1x4x4x2xf32>
+  %a = fastnn.add %y, %x : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return %a : tensor<1x4x4x2xf32>
 }

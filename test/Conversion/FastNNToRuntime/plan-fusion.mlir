@@ -246,8 +246,40 @@ func.func @relu6_convolutions_only(%x: tensor<1x3x2x2xf32>, %s: tensor<3xf32>, %
 // -----
 
 // A pointwise convolution that only a depthwise convolution reads, through
-// its relu6, is computed by it (MobileNet's expansion); each keeps its
-// activation.
+// its relu6, is computed by it (MobileNet's expansion), and so is that
+// depthwise convolution by the projection that alone reads it; each keeps
+// its activation, and the projection its residual add.
+
+// CHECK-LABEL: func.func @inverted_residual
+// CHECK: fastnn.conv2d {{.*}}fastnn.chained_into_consumer, fastnn.post_op = "relu6"
+// CHECK-NEXT: fastnn.clip {{.*}}fastnn.fused_into_producer
+// CHECK-NEXT: fastnn.conv2d {{.*}}fastnn.chained_into_consumer, fastnn.post_op = "relu6"
+// CHECK-NEXT: fastnn.clip {{.*}}fastnn.fused_into_producer
+// CHECK-NEXT: fastnn.conv2d {{.*}}{fastnn.accumulate, layout
+// CHECK-NEXT: fastnn.add {{.*}}fastnn.fused_into_producer
+// CHECK-NOT: chained_into_consumer
+// CHECK: return
+fastnn.parameter @e trainable = dense<1.0> : tensor<6x1x1x2xf32>
+fastnn.parameter @d trainable = dense<1.0> : tensor<6x3x3x1xf32>
+fastnn.parameter @p trainable = dense<1.0> : tensor<2x1x1x6xf32>
+func.func @inverted_residual(%i: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %e = fastnn.param @e : tensor<6x1x1x2xf32>
+  %d = fastnn.param @d : tensor<6x3x3x1xf32>
+  %p = fastnn.param @p : tensor<2x1x1x6xf32>
+  %x = fastnn.neg %i : tensor<1x4x4x2xf32>
+  %c = fastnn.conv2d %x, %e {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x2xf32>, tensor<6x1x1x2xf32>) -> tensor<1x4x4x6xf32>
+  %r = fastnn.clip %c {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<1x4x4x6xf32>
+  %w = fastnn.conv2d %r, %d {groups = 6 : i64, layout = #fastnn.layout<nhwc>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x4x4x6xf32>, tensor<6x3x3x1xf32>) -> tensor<1x4x4x6xf32>
+  %s = fastnn.clip %w {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64} : tensor<1x4x4x6xf32>
+  %y = fastnn.conv2d %s, %p {layout = #fastnn.layout<nhwc>} : (tensor<1x4x4x6xf32>, tensor<2x1x1x6xf32>) -> tensor<1x4x4x2xf32>
+  %a = fastnn.add %y, %x : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  return %a : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// A depthwise convolution without a projection ends its chain: only the
+// pointwise convolution before it is marked.
 
 // CHECK-LABEL: func.func @pointwise_depthwise
 // CHECK: fastnn.conv2d {{.*}}fastnn.chained_into_consumer, fastnn.post_op = "relu6"

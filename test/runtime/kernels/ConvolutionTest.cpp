@@ -289,95 +289,136 @@ TEST_F(KernelTest, SuccessClearsLastError) {
   EXPECT_STREQ(fnn_last_error(), "");
 }
 
-/// A chain's pointwise expansion (C -> O channels) then depthwise
-/// convolution (3x3 window, Stride, padding 1), on an N x C x H x H input.
+/// A chain's pointwise expansion (C -> O channels), depthwise convolution
+/// (3x3 window, Stride, padding 1) and, with Projection channels, pointwise
+/// projection, on an N x C x H x H input.
 struct ChainCase {
   int64_t N, C, H, O, Stride;
-  bool Nhwc, SecondBias;
-  int64_t FirstPostOp, SecondPostOp;
+  bool Nhwc, DepthwiseBias;
+  int64_t PostOps[3];
+  int64_t Projection = 0;
 };
 
 fnn_conv2d_chain_desc chainDesc(const ChainCase &P) {
   int64_t OH = extent(P.H, 3, P.Stride, 1, 1, 1);
   fnn_conv2d_chain_desc D{};
-  D.first = basicDesc();
-  D.first.input = layoutShape(P.N, P.C, P.H, P.H, P.Nhwc);
-  D.first.filter = layoutShape(P.O, P.C, 1, 1, P.Nhwc);
-  D.first.output = layoutShape(P.N, P.O, P.H, P.H, P.Nhwc);
-  D.first.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
-  D.first.has_bias = 1;
-  D.first.post_op = P.FirstPostOp;
-  for (int64_t &Pad : D.first.pads)
+  D.count = P.Projection ? 3 : 2;
+  fnn_conv2d_desc &E = D.convs[0], &W = D.convs[1], &R = D.convs[2];
+  E = basicDesc();
+  E.input = layoutShape(P.N, P.C, P.H, P.H, P.Nhwc);
+  E.filter = layoutShape(P.O, P.C, 1, 1, P.Nhwc);
+  E.output = layoutShape(P.N, P.O, P.H, P.H, P.Nhwc);
+  E.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
+  E.has_bias = 1;
+  E.post_op = P.PostOps[0];
+  for (int64_t &Pad : E.pads)
     Pad = 0;
-  D.second = D.first;
-  D.second.input = D.first.output;
-  D.second.filter = layoutShape(P.O, 1, 3, 3, P.Nhwc);
-  D.second.output = layoutShape(P.N, P.O, OH, OH, P.Nhwc);
-  D.second.has_bias = P.SecondBias;
-  D.second.post_op = P.SecondPostOp;
-  D.second.groups = P.O;
-  D.second.strides[0] = D.second.strides[1] = P.Stride;
-  for (int64_t &Pad : D.second.pads)
+  W = E;
+  W.input = E.output;
+  W.filter = layoutShape(P.O, 1, 3, 3, P.Nhwc);
+  W.output = layoutShape(P.N, P.O, OH, OH, P.Nhwc);
+  W.has_bias = P.DepthwiseBias;
+  W.post_op = P.PostOps[1];
+  W.groups = P.O;
+  W.strides[0] = W.strides[1] = P.Stride;
+  for (int64_t &Pad : W.pads)
     Pad = 1;
+  if (P.Projection) {
+    R = E;
+    R.input = W.output;
+    R.filter = layoutShape(P.Projection, P.O, 1, 1, P.Nhwc);
+    R.output = layoutShape(P.N, P.Projection, OH, OH, P.Nhwc);
+    R.post_op = P.PostOps[2];
+  }
   return D;
 }
 
-// The chain computes what its two convolutions compute in turn, on either
-// layout, with either stride, with and without a depthwise bias. The first
-// two intermediates (9.4 MiB) exceed twice the L2 caches of two cores, so
+// The chain computes what its convolutions compute in turn, on either
+// layout, with either stride, with and without a depthwise bias, with and
+// without a projection (which may accumulate: a residual add). The first
+// three intermediates (9.4 MiB) exceed twice the L2 caches of two cores, so
 // oneDNN computes them with its fused depthwise kernel (DNNL_VERBOSE shows
-// jit_1x1 with a dw post-op); the small ones run as two primitives. With
-// constant filters, as an inference model passes them, a second call
+// jit_1x1 with a dw post-op); the small ones run as separate primitives.
+// With constant filters, as an inference model passes them, a second call
 // computes the same.
-TEST_F(KernelTest, ConvChainMatchesItsTwoConvolutions) {
+TEST_F(KernelTest, ConvChainMatchesItsConvolutions) {
+  const int64_t None = FNN_POST_NONE, Relu6 = FNN_POST_RELU6;
   const ChainCase Cases[] = {
-      {2, 16, 96, 128, 2, true, true, FNN_POST_RELU6, FNN_POST_RELU6},
-      {2, 24, 96, 128, 1, false, false, FNN_POST_RELU6, FNN_POST_NONE},
-      {2, 16, 10, 96, 1, true, true, FNN_POST_RELU6, FNN_POST_RELU6},
-      {2, 24, 11, 144, 2, true, false, FNN_POST_RELU6, FNN_POST_NONE},
-      {1, 8, 7, 48, 1, true, true, FNN_POST_NONE, FNN_POST_RELU},
-      {2, 16, 9, 64, 2, false, true, FNN_POST_RELU6, FNN_POST_RELU6},
+      {2, 16, 96, 128, 2, true, true, {Relu6, Relu6, None}},
+      {2, 24, 96, 128, 1, false, false, {Relu6, None, None}},
+      {2, 24, 96, 128, 1, true, true, {Relu6, Relu6, FNN_POST_ACCUMULATE}, 24},
+      {2, 16, 96, 128, 2, false, true, {Relu6, Relu6, None}, 32},
+      {2, 16, 10, 96, 1, true, true, {Relu6, Relu6, None}},
+      {2, 24, 11, 144, 2, true, false, {Relu6, None, None}, 40},
+      {1, 8, 7, 48, 1, true, true, {None, FNN_POST_RELU, None}},
+      {2, 16, 9, 64, 1, false, true, {Relu6, Relu6, FNN_POST_ACCUMULATE}, 16},
   };
   for (const ChainCase &P : Cases) {
     SCOPED_TRACE(::testing::Message()
-                 << "C " << P.C << " O " << P.O << " stride " << P.Stride
+                 << "C " << P.C << " O " << P.O << " H " << P.H << " stride "
+                 << P.Stride << " projection " << P.Projection
                  << (P.Nhwc ? " nhwc" : " nchw"));
     fnn_conv2d_chain_desc D = chainDesc(P);
-    D.first.constant_filter = D.second.constant_filter = 1;
+    std::vector<KernelPtr> Convs;
+    std::vector<std::vector<float>> Filters, Biases, Want;
+    for (int64_t I = 0; I < D.count; ++I) {
+      D.convs[I].constant_filter = 1;
+      Convs.emplace_back(fnn_conv2d_create(Device, &D.convs[I]));
+      ASSERT_NE(Convs.back(), nullptr) << fnn_last_error();
+      Filters.push_back(randomData(numElements(D.convs[I].filter), 2 + I));
+      Biases.push_back(
+          randomData(D.convs[I].output.dims[P.Nhwc ? 3 : 1], 5 + I));
+    }
     KernelPtr Chain(fnn_conv2d_chain_create(Device, &D));
     ASSERT_NE(Chain, nullptr) << fnn_last_error();
-    KernelPtr First(fnn_conv2d_create(Device, &D.first));
-    KernelPtr Second(fnn_conv2d_create(Device, &D.second));
-    ASSERT_TRUE(First && Second) << fnn_last_error();
     // Scaled so that relu6 clips some intermediate values at 6.
-    std::vector<float> X = randomData(numElements(D.first.input), 1, -2.f, 2.f),
-                       F = randomData(numElements(D.first.filter), 2),
-                       B = randomData(P.O, 3),
-                       G = randomData(numElements(D.second.filter), 4),
-                       C = randomData(P.O, 5);
-    std::vector<float> Mid(numElements(D.first.output)),
-        Expected(numElements(D.second.output));
-    const float *SecondBias = P.SecondBias ? C.data() : nullptr;
-    fnn_conv2d_forward(First.get(), X.data(), F.data(), B.data(), Mid.data());
-    fnn_conv2d_forward(Second.get(), Mid.data(), G.data(), SecondBias,
-                       Expected.data());
-    std::vector<double> Ref(Expected.begin(), Expected.end());
+    std::vector<float> X =
+        randomData(numElements(D.convs[0].input), 1, -2.f, 2.f);
+    std::vector<float> Residual =
+        randomData(numElements(D.convs[D.count - 1].output), 9);
+    auto BiasOf = [&](int64_t I) {
+      return I == 1 && !P.DepthwiseBias ? nullptr : Biases[I].data();
+    };
+    const float *From = X.data();
+    for (int64_t I = 0; I < D.count; ++I) {
+      bool Last = I + 1 == D.count;
+      Want.push_back(Last ? Residual
+                          : std::vector<float>(numElements(D.convs[I].output)));
+      fnn_conv2d_forward(Convs[I].get(), From, Filters[I].data(), BiasOf(I),
+                         Want.back().data());
+      From = Want.back().data();
+    }
+    std::vector<double> Ref(Want.back().begin(), Want.back().end());
     for (int Call = 0; Call < 2; ++Call) {
-      std::vector<float> Intermediate(Mid.size()), Y(Expected.size(), -7.f);
-      fnn_conv2d_chain_forward(Chain.get(), X.data(), F.data(), B.data(),
-                               Intermediate.data(), G.data(), SecondBias,
-                               Y.data());
+      std::vector<std::vector<float>> Got;
+      for (int64_t I = 0; I < D.count; ++I)
+        Got.push_back(I + 1 == D.count
+                          ? Residual
+                          : std::vector<float>(Want[I].size(), -7.f));
+      auto Out = [&](int64_t I) {
+        return I < D.count ? Got[I].data() : nullptr;
+      };
+      auto Filter = [&](int64_t I) {
+        return I < D.count ? Filters[I].data() : nullptr;
+      };
+      auto Bias = [&](int64_t I) { return I < D.count ? BiasOf(I) : nullptr; };
+      fnn_conv2d_chain_forward(Chain.get(), X.data(), Filter(0), Bias(0),
+                               Out(0), Filter(1), Bias(1), Out(1), Filter(2),
+                               Bias(2), Out(2));
       EXPECT_STREQ(fnn_last_error(), "");
-      expectClose(Y, Ref);
+      // Both sides are float32, summed in different orders by different
+      // implementations (a 128-channel projection of a 128-channel
+      // depthwise output differs by ~1e-5 relative).
+      expectClose(Got.back(), Ref, 1e-4);
     }
   }
 }
 
 TEST_F(KernelTest, ConvChainRejectsASecondConvolutionThatIsNotDepthwise) {
-  fnn_conv2d_chain_desc D =
-      chainDesc({1, 8, 7, 16, 1, true, true, FNN_POST_NONE, FNN_POST_NONE});
-  D.second.groups = 8;
-  D.second.filter = layoutShape(16, 2, 3, 3, true);
+  fnn_conv2d_chain_desc D = chainDesc(
+      {1, 8, 7, 16, 1, true, true, {FNN_POST_NONE, FNN_POST_NONE, 0}});
+  D.convs[1].groups = 8;
+  D.convs[1].filter = layoutShape(16, 2, 3, 3, true);
   EXPECT_EQ(fnn_conv2d_chain_create(Device, &D), nullptr);
   std::string Error = fnn_last_error();
   EXPECT_NE(Error.find("fnn_conv2d_chain_create"), std::string::npos) << Error;
@@ -386,19 +427,27 @@ TEST_F(KernelTest, ConvChainRejectsASecondConvolutionThatIsNotDepthwise) {
 }
 
 TEST_F(KernelTest, ConvChainRejectsConvolutionsThatDoNotChain) {
-  fnn_conv2d_chain_desc D =
-      chainDesc({1, 8, 7, 16, 1, true, true, FNN_POST_NONE, FNN_POST_NONE});
-  D.second.input = layoutShape(1, 16, 6, 6, true);
-  D.second.output = layoutShape(1, 16, 6, 6, true);
+  const ChainCase P = {1, 8, 7, 16, 1, true, true, {0, 0, 0}, 8};
+  fnn_conv2d_chain_desc D = chainDesc(P);
+  D.convs[2].input = layoutShape(1, 16, 6, 6, true);
+  D.convs[2].output = layoutShape(1, 8, 6, 6, true);
   EXPECT_EQ(fnn_conv2d_chain_create(Device, &D), nullptr);
   std::string Error = fnn_last_error();
-  EXPECT_NE(Error.find("is not the second's input"), std::string::npos)
+  EXPECT_NE(Error.find("convolution 1's output is not convolution 2's input"),
+            std::string::npos)
       << Error;
-  D = chainDesc({1, 8, 7, 16, 1, true, true, FNN_POST_NONE, FNN_POST_NONE});
-  D.second.post_op = FNN_POST_ACCUMULATE;
+  D = chainDesc(P);
+  D.convs[1].post_op = FNN_POST_ACCUMULATE;
   EXPECT_EQ(fnn_conv2d_chain_create(Device, &D), nullptr);
   Error = fnn_last_error();
-  EXPECT_NE(Error.find("may not accumulate"), std::string::npos) << Error;
+  EXPECT_NE(Error.find("only the last convolution"), std::string::npos)
+      << Error;
+  D = chainDesc(P);
+  D.count = 4;
+  EXPECT_EQ(fnn_conv2d_chain_create(Device, &D), nullptr);
+  Error = fnn_last_error();
+  EXPECT_NE(Error.find("2 or 3 convolutions, not 4"), std::string::npos)
+      << Error;
 }
 
 } // namespace

@@ -143,12 +143,14 @@ TEST_F(KernelTest, BlockedConvForwardDoesNotAllocate) {
             BookkeepingBytes);
 }
 
-// A pointwise + depthwise chain whose intermediate (9.4 MiB) oneDNN fuses
-// into one kernel, on nChw16c activations reordered from and to NHWC, with
-// constant filters prepared on the first call.
+// An inverted residual chain whose intermediate (9.4 MiB) oneDNN fuses into
+// one kernel, on nChw16c activations reordered from and to NHWC, the
+// projection reading the depthwise output in the scratch and accumulating
+// into its output, with constant filters prepared on the first call.
 TEST_F(KernelTest, ConvChainForwardDoesNotAllocate) {
   fnn_conv2d_chain_desc D{};
-  fnn_conv2d_desc &P = D.first, &W = D.second;
+  D.count = 3;
+  fnn_conv2d_desc &P = D.convs[0], &W = D.convs[1], &R = D.convs[2];
   P.input = shape({2, 96, 96, 16});
   P.filter = shape({128, 1, 1, 16});
   P.output = shape({2, 96, 96, 128});
@@ -168,17 +170,23 @@ TEST_F(KernelTest, ConvChainForwardDoesNotAllocate) {
   W.strides[0] = W.strides[1] = 2;
   for (int64_t &Pad : W.pads)
     Pad = 1;
+  R = P;
+  R.input = W.output;
+  R.filter = shape({24, 1, 1, 128});
+  R.output = shape({2, 48, 48, 24});
+  R.post_op = FNN_POST_ACCUMULATE;
   KernelPtr K(fnn_conv2d_chain_create(Device, &D));
   ASSERT_NE(K, nullptr) << fnn_last_error();
   std::vector<float> X = randomData(numElements(P.input), 1),
                      F = randomData(numElements(P.filter), 2),
                      B = randomData(128, 3), G = randomData(128 * 9, 4),
-                     C = randomData(128, 5), Mid(numElements(P.output)),
-                     Y(numElements(W.output));
+                     C = randomData(128, 5), H = randomData(24 * 128, 6),
+                     E = randomData(24, 7), Mid(numElements(P.output)),
+                     Dw(numElements(W.output)), Y(numElements(R.output));
   EXPECT_LE(largestAllocationDuring([&] {
               fnn_conv2d_chain_forward(K.get(), X.data(), F.data(), B.data(),
                                        Mid.data(), G.data(), C.data(),
-                                       Y.data());
+                                       Dw.data(), H.data(), E.data(), Y.data());
             }),
             BookkeepingBytes);
 }

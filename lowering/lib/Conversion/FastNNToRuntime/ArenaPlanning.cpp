@@ -77,15 +77,20 @@ LogicalResult readFusion(Block &body, ArenaLayout &layout) {
       }
     }
     if (op.hasAttr(kChainedIntoConsumerAttr)) {
-      auto pointwise = dyn_cast<Conv2DOp>(op);
-      Conv2DOp depthwise = pointwise ? soleConvConsumer(pointwise) : nullptr;
-      if (!pointwise || !isPointwiseConv(pointwise) ||
-          op.hasAttr(kAccumulateAttr) || !depthwise ||
-          !isDepthwiseConv(depthwise) || depthwise->hasAttr(kAccumulateAttr))
-        return op.emitOpError("is chained into no depthwise conv2d that "
-                              "alone reads it, or is no pointwise conv2d");
-      layout.chainedInto[&op] = depthwise;
-      layout.chainedFrom[depthwise] = &op;
+      // A chain's pointwise start into its depthwise convolution, or that
+      // depthwise convolution into the pointwise one that ends it.
+      auto conv = dyn_cast<Conv2DOp>(op);
+      Conv2DOp consumer = conv ? soleConvConsumer(conv) : nullptr;
+      bool chained = layout.chainedFrom.count(&op);
+      if (!consumer || op.hasAttr(kAccumulateAttr) ||
+          !(chained ? isDepthwiseConv(conv) && isPointwiseConv(consumer)
+                    : isPointwiseConv(conv) && isDepthwiseConv(consumer) &&
+                          !consumer->hasAttr(kAccumulateAttr)))
+        return op.emitOpError(
+            "is chained into no conv2d that alone reads it: a pointwise "
+            "conv2d into a depthwise one, or that into a pointwise one");
+      layout.chainedInto[&op] = consumer;
+      layout.chainedFrom[consumer] = &op;
     }
     if (op.hasAttr(kInlineIntoConsumerAttr)) {
       if (op.getNumResults() != 1 || !op.getResult(0).hasOneUse())

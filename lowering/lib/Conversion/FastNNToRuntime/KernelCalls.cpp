@@ -199,15 +199,24 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         auto bias = [&](Conv2DOp c) {
           return c.getBias() ? p(c.getBias()) : nullPointer(loc);
         };
-        if (auto first =
-                dyn_cast_or_null<Conv2DOp>(layout.chainedFrom.lookup(conv))) {
-          appendConv(first);
-          appendConv(conv);
+        if (layout.chainedFrom.count(conv)) {
+          // An fnn_conv2d_chain_desc: the count, then three descriptors
+          // (zeros for a missing third).
+          SmallVector<Conv2DOp, 3> chain = {conv};
+          while (Operation *previous = layout.chainedFrom.lookup(chain[0]))
+            chain.insert(chain.begin(), cast<Conv2DOp>(previous));
+          words.push_back(chain.size());
+          SmallVector<Value> pointers = {p(chain[0].getInput())};
+          for (Conv2DOp c : chain) {
+            appendConv(c);
+            llvm::append_values(pointers, p(c.getFilter()), bias(c),
+                                p(c.getResult()));
+          }
+          size_t descriptorWords = (words.size() - 1) / chain.size();
+          words.resize(1 + 3 * descriptorWords, 0);
+          pointers.resize(1 + 3 * 3, nullPointer(loc));
           int64_t k = createKernel(loc, "fnn_conv2d_chain_create", words);
-          callForward(loc, "fnn_conv2d_chain_forward", k,
-                      {p(first.getInput()), p(first.getFilter()), bias(first),
-                       p(first.getResult()), p(conv.getFilter()), bias(conv),
-                       p(conv.getResult())});
+          callForward(loc, "fnn_conv2d_chain_forward", k, pointers);
           return success();
         }
         appendConv(conv);

@@ -31,10 +31,11 @@ struct ArenaLayout {
   /// elementwise op of the same shape): their results take no memory and
   /// they emit no code of their own.
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> inlinedInto;
-  /// A convolution computed by the depthwise convolution that alone reads
-  /// it, in one kernel (fnn_conv2d_chain), and the reverse: the depthwise
-  /// convolution's first. The first emits no code; its result keeps its
-  /// buffer, which a target running the two in turn writes.
+  /// A convolution computed, in one kernel (fnn_conv2d_chain), by the
+  /// convolution that alone reads it, and the reverse: the convolution
+  /// before. A chain's kernel is emitted at its last convolution; the
+  /// others emit no code, and their results keep their buffers, which a
+  /// target running the convolutions in turn writes.
   llvm::DenseMap<mlir::Operation *, mlir::Operation *> chainedInto, chainedFrom;
   /// An allreduce's buffer (its bucket): one slice per input, back to back
   /// at aligned offsets, reduced in place by one collective call.
@@ -95,10 +96,11 @@ constexpr llvm::StringLiteral kBiasFusedAttr = "fastnn.bias_fused";
 /// no code).
 constexpr llvm::StringLiteral kFusedIntoProducerAttr =
     "fastnn.fused_into_producer";
-/// On a pointwise conv2d (1x1, stride 1, no padding, one group): computed
-/// together with the depthwise conv2d that alone reads it, as one kernel
-/// (fnn_conv2d_chain), the depthwise window taken from rows of its output
-/// still in cache (MobileNet's expansion and depthwise convolutions).
+/// On a pointwise conv2d (1x1, stride 1, no padding, one group) that only a
+/// depthwise conv2d reads, and on that depthwise conv2d when only a
+/// pointwise conv2d reads it: computed with its reader as one kernel
+/// (fnn_conv2d_chain), MobileNet v2's expansion, depthwise and projection
+/// convolutions.
 constexpr llvm::StringLiteral kChainedIntoConsumerAttr =
     "fastnn.chained_into_consumer";
 /// On an elementwise op: computed inside its only user's loop nest.

@@ -194,20 +194,34 @@ private:
 
   /// A pointwise convolution whose only reader is a depthwise convolution
   /// of the same type and layout, neither accumulating, is computed by it
-  /// (after the activations are fused: both keep theirs). Not one computed
-  /// once: its buffer must hold on while the chain computes anew.
+  /// (after the activations are fused: each keeps its own), and so is that
+  /// depthwise convolution by a pointwise one that alone reads it (which may
+  /// accumulate): an inverted residual block is one kernel. Not a pointwise
+  /// convolution computed once (its buffer must hold on while the chain
+  /// computes anew), nor one that already ends a chain.
   void chainDepthwise(Conv2DOp pointwise) {
+    auto chainable = [&](Conv2DOp next) {
+      return next && !next->hasAttr(kAccumulateAttr) &&
+             next.getLayout() == pointwise.getLayout() &&
+             next.getType().getElementType() ==
+                 pointwise.getType().getElementType();
+    };
+    auto producer =
+        aliases.root(pointwise.getInput()).getDefiningOp<Conv2DOp>();
     if (!isPointwiseConv(pointwise) || !isFloat(pointwise.getResult()) ||
-        !varying.contains(pointwise) || pointwise->hasAttr(kAccumulateAttr))
+        !varying.contains(pointwise) || pointwise->hasAttr(kAccumulateAttr) ||
+        (producer && producer->hasAttr(kChainedIntoConsumerAttr)))
       return;
     Conv2DOp depthwise = soleConvConsumer(pointwise);
-    if (!depthwise || !isDepthwiseConv(depthwise) ||
-        depthwise->hasAttr(kAccumulateAttr) ||
-        depthwise.getLayout() != pointwise.getLayout() ||
-        depthwise.getType().getElementType() !=
-            pointwise.getType().getElementType())
+    if (!chainable(depthwise) || !isDepthwiseConv(depthwise))
       return;
     pointwise->setAttr(kChainedIntoConsumerAttr, builder.getUnitAttr());
+    Conv2DOp projection = soleConvConsumer(depthwise);
+    if (projection && isPointwiseConv(projection) &&
+        projection.getLayout() == pointwise.getLayout() &&
+        projection.getType().getElementType() ==
+            pointwise.getType().getElementType())
+      depthwise->setAttr(kChainedIntoConsumerAttr, builder.getUnitAttr());
   }
 
   /// `add(matmul(a, b), bias)` with a vector bias over the last dimension,

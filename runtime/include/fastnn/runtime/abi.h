@@ -250,23 +250,28 @@ fnn_kernel *fnn_conv2d_create(fnn_device *device, const fnn_conv2d_desc *desc);
 void fnn_conv2d_forward(fnn_kernel *kernel, const void *input,
                         const void *filter, const void *bias, void *output);
 
-/* Two convolutions in a row, the second depthwise (groups equal to its
- * input and output channels), where nothing but the second reads the
- * first's output (MobileNet's expansion and depthwise convolutions in an
- * inference model): first.output is second.input, with the same dtype and
- * layout, and neither accumulates. A kernel that computes both in one pass
- * (oneDNN's fused depthwise post-op) never writes the intermediate; one
- * that runs them in turn writes it to intermediate, a buffer of
- * first.output's shape, so the caller always passes one. */
+/* Two or three convolutions in a row, the second depthwise (groups equal
+ * to its input and output channels), each one's output read by nothing but
+ * the next (an inference model's MobileNet v2 inverted residual: expansion,
+ * depthwise, projection). convs[i].output is convs[i + 1].input, with the
+ * same dtype and layout; only the last may accumulate (a residual add into
+ * its output's contents). Forward takes each convolution's filter, bias
+ * (NULL without) and output; the outputs before the last are intermediates
+ * of the convolutions' output shapes, which a kernel that runs the
+ * convolutions in turn writes and one that fuses them (oneDNN's depthwise
+ * post-op) may leave alone. With count 2, the third's pointers are NULL. */
 typedef struct fnn_conv2d_chain_desc {
-  fnn_conv2d_desc first, second;
+  int64_t count;
+  fnn_conv2d_desc convs[3];
 } fnn_conv2d_chain_desc;
 fnn_kernel *fnn_conv2d_chain_create(fnn_device *device,
                                     const fnn_conv2d_chain_desc *desc);
 void fnn_conv2d_chain_forward(fnn_kernel *kernel, const void *input,
-                              const void *filter, const void *bias,
-                              void *intermediate, const void *second_filter,
-                              const void *second_bias, void *output);
+                              const void *filter0, const void *bias0,
+                              void *output0, const void *filter1,
+                              const void *bias1, void *output1,
+                              const void *filter2, const void *bias2,
+                              void *output2);
 
 /* 2-D max or average pooling. The output shape is given (ceil_mode is
  * already applied to it); windows never read padding for max, and for
@@ -335,7 +340,6 @@ typedef struct fnn_reduce_desc {
 fnn_kernel *fnn_reduce_create(fnn_device *device, const fnn_reduce_desc *desc);
 void fnn_reduce_forward(fnn_kernel *kernel, const void *input, void *output);
 
-
 /*===----------------------------------------------------------------------===*
  * Training kernels
  *
@@ -358,8 +362,7 @@ fnn_kernel *fnn_conv2d_backward_create(fnn_device *device,
                                        const fnn_conv2d_desc *desc);
 void fnn_conv2d_backward(fnn_kernel *kernel, const void *input,
                          const void *filter, const void *grad_output,
-                         void *grad_input, void *grad_filter,
-                         void *grad_bias);
+                         void *grad_input, void *grad_filter, void *grad_bias);
 
 /* Pooling for training: the forward kernel saves what its backward needs
  * (the argmax of max pooling). Average pooling's backward does not read
@@ -426,14 +429,14 @@ enum fnn_optimizer_kind {
 
 typedef struct fnn_optimizer_desc {
   int64_t kind, dtype, num_elements, use_nesterov;
-  double momentum;          /* MOMENTUM */
-  double rho;               /* ADADELTA */
-  double beta1, beta2;      /* ADAM, ADAMW */
-  double epsilon;           /* RMSPROP, ADAM, ADADELTA, ADAMW */
-  double decay;             /* RMSPROP (its momentum is `momentum`) */
-  double initial_accumulator_value; /* ADAGRAD, FTRL */
+  double momentum;                    /* MOMENTUM */
+  double rho;                         /* ADADELTA */
+  double beta1, beta2;                /* ADAM, ADAMW */
+  double epsilon;                     /* RMSPROP, ADAM, ADADELTA, ADAMW */
+  double decay;                       /* RMSPROP (its momentum is `momentum`) */
+  double initial_accumulator_value;   /* ADAGRAD, FTRL */
   double learning_rate_power, l1, l2; /* FTRL */
-  double weight_decay_rate; /* ADAMW */
+  double weight_decay_rate;           /* ADAMW */
 } fnn_optimizer_desc;
 
 fnn_kernel *fnn_optimizer_create(fnn_device *device,

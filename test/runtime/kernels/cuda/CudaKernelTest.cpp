@@ -293,35 +293,51 @@ INSTANTIATE_TEST_SUITE_P(
              (std::get<1>(Info.param) == FNN_NHWC ? "_nhwc" : "_nchw");
     });
 
-// A pointwise then depthwise chain is the two convolutions in turn (cuDNN
-// has no fused one): the same bits as two conv2d kernels, and the caller's
-// intermediate holds the first's output.
-TEST_F(CudaTest, ConvChainIsItsTwoConvolutions) {
-  const Conv Pointwise{"pw", 2, 8, 9, 9,      24,           1,
-                       1,    1, 9, 9, {1, 1}, {0, 0, 0, 0}, {1, 1}};
-  const Conv Depthwise{"dw", 2,  24, 9, 9,      24,           3,
-                       3,    24, 5,  5, {2, 2}, {1, 1, 1, 1}, {1, 1}};
+// An expansion, depthwise and accumulating projection chain is the three
+// convolutions in turn (cuDNN has no fused one): the same bits as three
+// conv2d kernels, and the caller's intermediates hold their outputs.
+TEST_F(CudaTest, ConvChainIsItsConvolutions) {
+  const Conv Shapes[] = {
+      {"pw", 2, 8, 9, 9, 24, 1, 1, 1, 9, 9, {1, 1}, {0, 0, 0, 0}, {1, 1}},
+      {"dw", 2, 24, 9, 9, 24, 3, 3, 24, 5, 5, {2, 2}, {1, 1, 1, 1}, {1, 1}},
+      {"pw", 2, 24, 5, 5, 8, 1, 1, 1, 5, 5, {1, 1}, {0, 0, 0, 0}, {1, 1}}};
   fnn_conv2d_chain_desc D{};
-  D.first = convDesc(Pointwise, FNN_NHWC, true, false);
-  D.first.post_op = FNN_POST_RELU6;
-  D.second = convDesc(Depthwise, FNN_NHWC, true, true);
+  D.count = 3;
+  std::vector<KernelPtr> Convs;
+  std::vector<void *> Filters, Biases, Want, Got;
+  for (int I = 0; I < 3; ++I) {
+    const Conv &S = Shapes[I];
+    D.convs[I] = convDesc(S, FNN_NHWC, true, I == 1);
+    if (I == 0)
+      D.convs[I].post_op = FNN_POST_RELU6;
+    if (I == 2)
+      D.convs[I].post_op = FNN_POST_ACCUMULATE;
+    Convs.emplace_back(fnn_conv2d_create(Device, &D.convs[I]));
+    ASSERT_NE(Convs.back(), nullptr) << fnn_last_error();
+    size_t Out = S.N * S.O * S.OH * S.OW;
+    Filters.push_back(upload(randomData(S.O * (S.C / S.G), 2 + I)));
+    Biases.push_back(upload(randomData(S.O, 5 + I)));
+    std::vector<float> Start =
+        I == 2 ? randomData(Out, 9) : std::vector<float>(Out, 0.f);
+    Want.push_back(upload(Start));
+    Got.push_back(upload(Start));
+  }
   KernelPtr Chain(fnn_conv2d_chain_create(Device, &D));
   ASSERT_NE(Chain, nullptr) << fnn_last_error();
-  KernelPtr First(fnn_conv2d_create(Device, &D.first));
-  KernelPtr Second(fnn_conv2d_create(Device, &D.second));
-  ASSERT_TRUE(First && Second) << fnn_last_error();
-  size_t MidSize = 2 * 24 * 9 * 9, OutSize = 2 * 24 * 5 * 5;
-  void *DX = upload(randomData(2 * 8 * 9 * 9, 1, -2.f, 2.f));
-  void *DW = upload(randomData(24 * 8, 2)), *DB = upload(randomData(24, 3));
-  void *DG = upload(randomData(24 * 9, 4)), *DC = upload(randomData(24, 5));
-  void *Mid = zeros(MidSize), *Want = zeros(OutSize);
-  fnn_conv2d_forward(First.get(), DX, DW, DB, Mid);
-  fnn_conv2d_forward(Second.get(), Mid, DG, DC, Want);
-  void *ChainMid = zeros(MidSize), *Got = zeros(OutSize);
-  fnn_conv2d_chain_forward(Chain.get(), DX, DW, DB, ChainMid, DG, DC, Got);
+  void *X = upload(randomData(2 * 8 * 9 * 9, 1, -2.f, 2.f));
+  const void *From = X;
+  for (int I = 0; I < 3; ++I) {
+    fnn_conv2d_forward(Convs[I].get(), From, Filters[I], Biases[I], Want[I]);
+    From = Want[I];
+  }
+  fnn_conv2d_chain_forward(Chain.get(), X, Filters[0], Biases[0], Got[0],
+                           Filters[1], Biases[1], Got[1], Filters[2], Biases[2],
+                           Got[2]);
   EXPECT_STREQ(fnn_last_error(), "");
-  EXPECT_EQ(download(ChainMid, MidSize), download(Mid, MidSize));
-  EXPECT_EQ(download(Got, OutSize), download(Want, OutSize));
+  for (int I = 0; I < 3; ++I) {
+    size_t Out = Shapes[I].N * Shapes[I].O * Shapes[I].OH * Shapes[I].OW;
+    EXPECT_EQ(download(Got[I], Out), download(Want[I], Out)) << "conv " << I;
+  }
 }
 
 // --- pooling (our kernels, against their host math) ----------------------

@@ -52,8 +52,8 @@ void checkConv2dOperands(const fnn_conv2d_desc &D);
 void checkConv2dGeometry(const fnn_conv2d_desc &D);
 /// "conv2d<Mode> input ...", e.g. Mode " backward".
 std::string describeConv2d(const fnn_conv2d_desc &D, const char *Mode);
-/// Checks both convolutions of \p D, and that they chain as abi.h's
-/// fnn_conv2d_chain_desc says.
+/// Checks the count and the convolutions of \p D, and that they chain as
+/// abi.h's fnn_conv2d_chain_desc says.
 void checkConv2dChain(const fnn_conv2d_chain_desc &D);
 std::string describeConv2dChain(const fnn_conv2d_chain_desc &D);
 
