@@ -66,6 +66,69 @@ TEST_P(MixedPrecisionTest, ConvolutionForwardWithBiasAndRelu) {
   expectLowClose(Y, Dtype, Ref);
 }
 
+// An inverted residual chain in the low type (large enough for oneDNN's
+// fused depthwise kernel) against the float32 chain on the same values.
+// The low chain rounds its intermediates where it stores them, so the
+// bound is twice the single kernels'.
+TEST_P(MixedPrecisionTest, ConvolutionChain) {
+  fnn_conv2d_chain_desc D{};
+  D.count = 3;
+  fnn_conv2d_desc &P = D.convs[0], &W = D.convs[1], &R = D.convs[2];
+  P = convDesc(Dtype, true);
+  P.input = shape({2, 96, 96, 16});
+  P.filter = shape({128, 1, 1, 16});
+  P.output = shape({2, 96, 96, 128});
+  P.layout = FNN_NHWC;
+  P.post_op = FNN_POST_RELU6;
+  P.pads[0] = P.pads[1] = P.pads[2] = P.pads[3] = 0;
+  P.constant_filter = 1;
+  W = P;
+  W.input = P.output;
+  W.filter = shape({128, 3, 3, 1});
+  W.output = shape({2, 48, 48, 128});
+  W.groups = 128;
+  W.strides[0] = W.strides[1] = 2;
+  W.pads[0] = W.pads[1] = W.pads[2] = W.pads[3] = 1;
+  R = P;
+  R.input = W.output;
+  R.filter = shape({24, 1, 1, 128});
+  R.output = shape({2, 48, 48, 24});
+  R.post_op = FNN_POST_NONE;
+  std::vector<std::vector<float>> Values = {
+      roundedTo(randomData(numElements(P.input), 1), Dtype),
+      roundedTo(randomData(128 * 16, 2, -.3f, .3f), Dtype),
+      roundedTo(randomData(128, 3), Dtype),
+      roundedTo(randomData(128 * 9, 4, -.3f, .3f), Dtype),
+      roundedTo(randomData(128, 5), Dtype),
+      roundedTo(randomData(24 * 128, 6, -.2f, .2f), Dtype),
+      roundedTo(randomData(24, 7), Dtype)};
+  std::vector<float> Mid(numElements(P.output)), Dw(numElements(W.output)),
+      Ref(numElements(R.output));
+  fnn_conv2d_chain_desc F = D;
+  for (fnn_conv2d_desc &Conv : F.convs)
+    Conv.dtype = FNN_F32;
+  KernelPtr Reference(fnn_conv2d_chain_create(Device, &F));
+  ASSERT_TRUE(Reference) << fnn_last_error();
+  std::vector<const float *> V;
+  for (const std::vector<float> &Operand : Values)
+    V.push_back(Operand.data());
+  fnn_conv2d_chain_forward(Reference.get(), V[0], V[1], V[2], Mid.data(), V[3],
+                           V[4], Dw.data(), V[5], V[6], Ref.data());
+
+  KernelPtr K(fnn_conv2d_chain_create(Device, &D));
+  ASSERT_TRUE(K) << fnn_last_error();
+  std::vector<std::vector<uint16_t>> Low;
+  for (const std::vector<float> &Operand : Values)
+    Low.push_back(toLow(Operand, Dtype));
+  std::vector<uint16_t> MidL(Mid.size()), DwL(Dw.size()), Y(Ref.size());
+  fnn_conv2d_chain_forward(K.get(), Low[0].data(), Low[1].data(), Low[2].data(),
+                           MidL.data(), Low[3].data(), Low[4].data(),
+                           DwL.data(), Low[5].data(), Low[6].data(), Y.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectClose(fromLow(Y, Dtype), std::vector<double>(Ref.begin(), Ref.end()),
+              2 * tolerance(Dtype));
+}
+
 TEST_P(MixedPrecisionTest, ConvolutionBackward) {
   fnn_conv2d_desc D = convDesc(Dtype, true);
   std::vector<float> X = roundedTo(randomData(2 * 32 * 64, 4), Dtype);
