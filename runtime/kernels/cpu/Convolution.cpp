@@ -203,6 +203,7 @@ bool addFusedChainSteps(CpuKernel &K, const fnn_conv2d_chain_desc &D,
                           InBlocks(Plain[2].Dst)),
             makeAttr(D.convs[2].post_op), K.device().Engine);
     } catch (const dnnl::error &) {
+      PD = ThirdPD = {};
       continue;
     }
     auto IsJit = [](const dnnl::convolution_forward::primitive_desc &P) {

@@ -200,9 +200,8 @@ private:
   /// convolution computed once (its buffer must hold on while the chain
   /// computes anew), nor one that already ends a chain.
   void chainDepthwise(Conv2DOp pointwise) {
-    auto chainable = [&](Conv2DOp next) {
-      return next && !next->hasAttr(kAccumulateAttr) &&
-             next.getLayout() == pointwise.getLayout() &&
+    auto sameKind = [&](Conv2DOp next) {
+      return next && next.getLayout() == pointwise.getLayout() &&
              next.getType().getElementType() ==
                  pointwise.getType().getElementType();
     };
@@ -213,14 +212,12 @@ private:
         (producer && producer->hasAttr(kChainedIntoConsumerAttr)))
       return;
     Conv2DOp depthwise = soleConvConsumer(pointwise);
-    if (!chainable(depthwise) || !isDepthwiseConv(depthwise))
+    if (!sameKind(depthwise) || !isDepthwiseConv(depthwise) ||
+        depthwise->hasAttr(kAccumulateAttr))
       return;
     pointwise->setAttr(kChainedIntoConsumerAttr, builder.getUnitAttr());
     Conv2DOp projection = soleConvConsumer(depthwise);
-    if (projection && isPointwiseConv(projection) &&
-        projection.getLayout() == pointwise.getLayout() &&
-        projection.getType().getElementType() ==
-            pointwise.getType().getElementType())
+    if (sameKind(projection) && isPointwiseConv(projection))
       depthwise->setAttr(kChainedIntoConsumerAttr, builder.getUnitAttr());
   }
 
