@@ -122,10 +122,12 @@ func.func @forward(%x: tensor<2x3xf32>) -> (tensor<3x2xf32>, tensor<2x7xf32>, te
 // descriptors (NHWC; the expansion's and the depthwise convolution's relu6
 // are post-op 2, the projection accumulates into the block's input, post-op
 // 8; the filters constant in an inference model), then the call with each
-// convolution's filter, bias and output. (The RUN line prints attributes
-// of up to 1000 elements in decimal; MLIR's default switches to hex at 100.)
+// convolution's filter, bias and output, in a trace span of its own name.
+// (The RUN line prints attributes of up to 1000 elements in decimal; MLIR's
+// default switches to hex at 100.)
 
 // CHECK: dense<[3, 4, 1, 4, 4, 2, 0, 0, 4, 6, 1, 1, 2, 0, 0, 4, 1, 4, 4, 6, 0, 0, 0, 1, 0, 2, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 4, 1, 4, 4, 6, 0, 0, 4, 6, 3, 3, 1, 0, 0, 4, 1, 4, 4, 6, 0, 0, 0, 1, 0, 2, 6, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, 1, 4, 4, 6, 0, 0, 4, 2, 1, 1, 6, 0, 0, 4, 1, 4, 4, 2, 0, 0, 0, 1, 0, 8, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1]> : tensor<106xi64>
+// CHECK: @fnn_trace_name_{{[0-9]+}}("conv2d_chain
 // CHECK: llvm.call @fnn_conv2d_chain_create
 // CHECK: func.func @fnn_model_run
 // CHECK-NOT: llvm.call @fnn_conv2d_forward

@@ -200,7 +200,8 @@ LogicalResult RunEmitter::lower(Operation *op) {
   // only ends the step.
   if (isWrittenAtInit(op) || op->hasTrait<OpTrait::IsTerminator>())
     return success();
-  traceBegin(op);
+  // A chain's span covers its convolutions: the profile names it apart.
+  traceBegin(op, layout.chainedFrom.count(op) ? "conv2d_chain" : "");
   int64_t firstKernel = kernelCount;
   LogicalResult lowered = success();
   if (auto allreduce = dyn_cast<AllReduceOp>(op))
@@ -246,7 +247,8 @@ LogicalResult RunEmitter::lowerOnFirstRun(Operation *op) {
   }
   OpBuilder::InsertionGuard guard(runBuilder);
   runBuilder.setInsertionPoint(firstRunBlock->getTerminator());
-  traceBegin(op);
+  // A chain's span covers its convolutions: the profile names it apart.
+  traceBegin(op, layout.chainedFrom.count(op) ? "conv2d_chain" : "");
   int64_t firstKernel = kernelCount;
   LogicalResult lowered =
       op->hasTrait<OpTrait::fastnn::RunsAsKernel>() && !reducesInLoops(op)
