@@ -156,6 +156,42 @@ TEST_P(MixedPrecisionTest, ConvolutionBackward) {
   expectLowClose(Dbl, Dtype, Db);
 }
 
+// A 1x1 NHWC convolution without bias: on AMX its bfloat16 weight gradient
+// is a matmul over the pixels, with and without grad_input.
+TEST_P(MixedPrecisionTest, PointwiseConvolutionBackward) {
+  fnn_conv2d_desc D = convDesc(Dtype, false);
+  D.layout = FNN_NHWC;
+  D.input = shape({2, 6, 6, 48});
+  D.filter = shape({40, 1, 1, 48});
+  D.output = shape({2, 6, 6, 40});
+  D.pads[0] = D.pads[1] = D.pads[2] = D.pads[3] = 0;
+  std::vector<float> X = roundedTo(randomData(2 * 36 * 48, 7), Dtype);
+  std::vector<float> W = roundedTo(randomData(40 * 48, 8, -.2f, .2f), Dtype);
+  std::vector<float> Dy = roundedTo(randomData(2 * 36 * 40, 9), Dtype);
+  std::vector<float> Dx(X.size()), Dw(W.size());
+  fnn_conv2d_desc F = D;
+  F.dtype = FNN_F32;
+  KernelPtr Reference(fnn_conv2d_backward_create(Device, &F));
+  ASSERT_TRUE(Reference) << fnn_last_error();
+  fnn_conv2d_backward(Reference.get(), X.data(), W.data(), Dy.data(), Dx.data(),
+                      Dw.data(), nullptr);
+
+  KernelPtr K(fnn_conv2d_backward_create(Device, &D));
+  ASSERT_TRUE(K) << fnn_last_error();
+  std::vector<uint16_t> Xl = toLow(X, Dtype), Wl = toLow(W, Dtype),
+                        Dyl = toLow(Dy, Dtype), Dxl(Dx.size()), Dwl(Dw.size());
+  fnn_conv2d_backward(K.get(), Xl.data(), Wl.data(), Dyl.data(), Dxl.data(),
+                      Dwl.data(), nullptr);
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectLowClose(Dxl, Dtype, Dx);
+  expectLowClose(Dwl, Dtype, Dw);
+  std::vector<uint16_t> WeightsOnly(Dw.size());
+  fnn_conv2d_backward(K.get(), Xl.data(), Wl.data(), Dyl.data(), nullptr,
+                      WeightsOnly.data(), nullptr);
+  ASSERT_STREQ(fnn_last_error(), "");
+  EXPECT_EQ(WeightsOnly, Dwl);
+}
+
 TEST_P(MixedPrecisionTest, MatmulWithBias) {
   fnn_matmul_desc D{};
   D.a = shape({8, 64});
