@@ -129,10 +129,33 @@ func.func @broadcast_constants() -> (tensor<2x3xi64>, tensor<2x3xi64>) {
 
 // CHECK-LABEL: func.func @transpose_constant_not_folded
 // CHECK: fastnn.transpose
-func.func @transpose_constant_not_folded() -> tensor<2x1xf32> {
-  %0 = fastnn.constant dense<[[1.0, 2.0]]> : tensor<1x2xf32>
-  %1 = fastnn.transpose %0 {permutation = array<i64: 1, 0>} : tensor<1x2xf32> -> tensor<2x1xf32>
-  return %1 : tensor<2x1xf32>
+func.func @transpose_constant_not_folded() -> tensor<3x2xf32> {
+  %0 = fastnn.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %1 = fastnn.transpose %0 {permutation = array<i64: 1, 0>} : tensor<2x3xf32> -> tensor<3x2xf32>
+  return %1 : tensor<3x2xf32>
+}
+
+// -----
+
+// A transpose that moves only dimensions of size 1 (a 1x1 filter from
+// OIHW to OHWI) keeps the bytes where they are: a reshape, an alias.
+// CHECK-LABEL: func.func @transpose_of_unit_dims
+// CHECK-SAME: (%[[W:.*]]: tensor<64x32x1x1xf32>)
+// CHECK-NEXT: %[[R:.*]] = fastnn.reshape %[[W]] : tensor<64x32x1x1xf32> -> tensor<64x1x1x32xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @transpose_of_unit_dims(%w: tensor<64x32x1x1xf32>) -> tensor<64x1x1x32xf32> {
+  %0 = fastnn.transpose %w {permutation = array<i64: 0, 2, 3, 1>} : tensor<64x32x1x1xf32> -> tensor<64x1x1x32xf32>
+  return %0 : tensor<64x1x1x32xf32>
+}
+
+// -----
+
+// A 3x3 filter's channels move past its spatial dimensions: a transpose.
+// CHECK-LABEL: func.func @transpose_of_spatial_dims
+// CHECK-NEXT: fastnn.transpose
+func.func @transpose_of_spatial_dims(%w: tensor<64x32x3x3xf32>) -> tensor<64x3x3x32xf32> {
+  %0 = fastnn.transpose %w {permutation = array<i64: 0, 2, 3, 1>} : tensor<64x32x3x3xf32> -> tensor<64x3x3x32xf32>
+  return %0 : tensor<64x3x3x32xf32>
 }
 
 // -----

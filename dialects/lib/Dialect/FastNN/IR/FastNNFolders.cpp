@@ -425,6 +425,34 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   });
 }
 
+namespace {
+/// A transpose that keeps the dimensions larger than 1 in their order
+/// leaves every element at its offset: it is a reshape, which aliases its
+/// input instead of copying it (NCHW <-> NHWC of a 1x1 convolution's filter
+/// and its gradient, of pooled features, of one-channel images).
+struct TransposeOfUnitDimsToReshape : public OpRewritePattern<TransposeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(TransposeOp op,
+                                PatternRewriter &rewriter) const override {
+    ArrayRef<int64_t> shape =
+        cast<RankedTensorType>(op.getInput().getType()).getShape();
+    SmallVector<int64_t> kept;
+    for (int64_t from : op.getPermutation())
+      if (shape[from] != 1)
+        kept.push_back(from);
+    if (!llvm::is_sorted(kept))
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(op, op.getType(), op.getInput());
+    return success();
+  }
+};
+} // namespace
+
+void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<TransposeOfUnitDimsToReshape>(context);
+}
+
 OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
   if (llvm::all_of(getPads(), [](int64_t p) { return p == 0; }))
     return getInput();

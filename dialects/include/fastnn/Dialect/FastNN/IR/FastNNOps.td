@@ -544,6 +544,7 @@ def FastNN_TransposeOp : FastNN_ComputeOp<"transpose",
   let results = (outs FastNN_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def FastNN_PadOp : FastNN_ComputeOp<"pad", [SameOperandsAndResultElementType,
