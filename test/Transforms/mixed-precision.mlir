@@ -60,8 +60,9 @@ func.func @shared(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %z: tensor<4x8xf32>)
 
 // The training step: batch norm normalises bf16 activations with f32
 // scale, bias and statistics (their updates stay f32), the logits are
-// widened before log_softmax, weight gradients come back to f32 for the
-// optimizer, which updates the f32 master weights.
+// widened before log_softmax, and the optimizer updates the f32 master
+// weights from the bf16 weight gradient, which it widens as it reads (no
+// f32 copy); in fp16 the gradient is widened first.
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK: %[[W:.*]] = fastnn.param @w : tensor<4x1x3x3xf32>
@@ -76,9 +77,13 @@ func.func @shared(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>, %z: tensor<4x8xf32>)
 // CHECK: fastnn.relu_backward %[[R]], %{{.*}} : tensor<2x4x4x4xbf16>
 // CHECK: fastnn.batch_norm_backward %[[C]], {{.*}} : (tensor<2x4x4x4xbf16>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x4x4x4xbf16>) -> (tensor<2x4x4x4xbf16>, tensor<4xf32>, tensor<4xf32>)
 // CHECK: %{{.*}}, %[[DW:.*]], %{{.*}} = fastnn.conv2d_backward %{{.*}}, %[[W16]], %{{.*}} : (tensor<2x1x4x4xbf16>, tensor<4x1x3x3xbf16>, tensor<2x4x4x4xbf16>)
-// CHECK: %[[DW32:.*]] = fastnn.cast %[[DW]] {to = f32} : tensor<4x1x3x3xbf16> -> tensor<4x1x3x3xf32>
+// CHECK-NOT: fastnn.cast %[[DW]]
 // CHECK: fastnn.update_state %{{.*}} into %{{.*}} : tensor<4xf32>
-// CHECK: fastnn.apply_optimizer sgd %[[W]], %[[DW32]], {{.*}} : (tensor<4x1x3x3xf32>, tensor<4x1x3x3xf32>
+// CHECK: fastnn.apply_optimizer sgd %[[W]], %[[DW]], {{.*}} : (tensor<4x1x3x3xf32>, tensor<4x1x3x3xbf16>
+// F16-LABEL: func.func @train_step(
+// F16: %{{.*}}, %[[DW:.*]], %{{.*}} = fastnn.conv2d_backward
+// F16: %[[DW32:.*]] = fastnn.cast %[[DW]] {to = f32} : tensor<4x1x3x3xf16> -> tensor<4x1x3x3xf32>
+// F16: fastnn.apply_optimizer sgd %{{.*}}, %[[DW32]], {{.*}} : (tensor<4x1x3x3xf32>, tensor<4x1x3x3xf32>
 fastnn.parameter @w trainable = dense<0.1> : tensor<4x1x3x3xf32>
 fastnn.parameter @s trainable = dense<1.0> : tensor<4xf32>
 fastnn.parameter @b trainable = dense<0.0> : tensor<4xf32>

@@ -28,12 +28,15 @@ int fastnn::runtime::optimizerSlotCount(int64_t Kind) {
 std::string fastnn::runtime::describeOptimizer(const fnn_optimizer_desc &D) {
   std::ostringstream S;
   S << "optimizer " << optimizerKindName(D.kind) << " (kind " << D.kind << "), "
-    << D.num_elements << " elements";
+    << D.num_elements << " elements"
+    << (D.grad_dtype == FNN_BF16 ? ", bfloat16 gradient" : "");
   return S.str();
 }
 
 void fastnn::runtime::checkOptimizerDesc(const fnn_optimizer_desc &D) {
   checkF32(D.dtype);
+  if (D.grad_dtype != FNN_F32 && D.grad_dtype != FNN_BF16)
+    throw KernelError("grad_dtype must be FNN_F32 or FNN_BF16");
   if (D.kind < FNN_OPT_SGD || D.kind > FNN_OPT_ADAMW)
     throw KernelError("unknown optimizer kind " + std::to_string(D.kind));
   if (D.num_elements < 1)
@@ -51,6 +54,7 @@ void fastnn::runtime::checkOptimizerDesc(const fnn_optimizer_desc &D) {
 fastnn::runtime::OptimizerHyperparameters
 fastnn::runtime::optimizerHyperparameters(const fnn_optimizer_desc &D) {
   return {D.kind,
+          D.grad_dtype,
           D.num_elements,
           D.use_nesterov != 0,
           static_cast<float>(D.momentum),

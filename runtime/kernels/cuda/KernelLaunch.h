@@ -18,10 +18,11 @@
 
 namespace fastnn::cuda {
 
-/// One update of H.NumElements elements; learning rate, step and the apply
-/// flag (NULL: always) are read on the device.
+/// One update of H.NumElements elements from the gradient \p G, of
+/// H.GradType; learning rate, step and the apply flag (NULL: always) are
+/// read on the device.
 void launchOptimizer(const OptimizerHyperparameters &H, OptimizerState *State,
-                     float *Var, const float *G, float *S0, float *S1,
+                     float *Var, const void *G, float *S0, float *S1,
                      const float *LearningRate, const int64_t *Step,
                      const unsigned char *Apply, cudaStream_t Stream);
 

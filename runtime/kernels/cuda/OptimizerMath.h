@@ -152,37 +152,36 @@ FNN_HOST_DEVICE inline void adamwUpdate(const OptimizerHyperparameters &H,
   Var -= Lr * Update;
 }
 
-/// Element \p I of one update of any kind. \p AdamAlpha is read by Adam
-/// only.
+/// Element \p I of one update of any kind, whose gradient is \p G (read
+/// and widened by the caller). \p AdamAlpha is read by Adam only.
 FNN_HOST_DEVICE inline void optimizerUpdate(const OptimizerHyperparameters &H,
-                                            int64_t I, float *Var,
-                                            const float *G, float *S0,
-                                            float *S1, float Lr,
+                                            int64_t I, float *Var, float G,
+                                            float *S0, float *S1, float Lr,
                                             float AdamAlpha) {
   switch (H.Kind) {
   case FNN_OPT_SGD:
-    sgdUpdate(Var[I], G[I], Lr);
+    sgdUpdate(Var[I], G, Lr);
     break;
   case FNN_OPT_MOMENTUM:
-    momentumUpdate(H, Var[I], G[I], S0[I], Lr);
+    momentumUpdate(H, Var[I], G, S0[I], Lr);
     break;
   case FNN_OPT_RMSPROP:
-    rmspropUpdate(H, Var[I], G[I], S0[I], S1[I], Lr);
+    rmspropUpdate(H, Var[I], G, S0[I], S1[I], Lr);
     break;
   case FNN_OPT_ADAM:
-    adamUpdate(H, Var[I], G[I], S0[I], S1[I], AdamAlpha);
+    adamUpdate(H, Var[I], G, S0[I], S1[I], AdamAlpha);
     break;
   case FNN_OPT_ADAGRAD:
-    adagradUpdate(Var[I], G[I], S0[I], Lr);
+    adagradUpdate(Var[I], G, S0[I], Lr);
     break;
   case FNN_OPT_ADADELTA:
-    adadeltaUpdate(H, Var[I], G[I], S0[I], S1[I], Lr);
+    adadeltaUpdate(H, Var[I], G, S0[I], S1[I], Lr);
     break;
   case FNN_OPT_FTRL:
-    ftrlUpdate(H, Var[I], G[I], S0[I], S1[I], Lr);
+    ftrlUpdate(H, Var[I], G, S0[I], S1[I], Lr);
     break;
   case FNN_OPT_ADAMW:
-    adamwUpdate(H, Var[I], G[I], S0[I], S1[I], Lr);
+    adamwUpdate(H, Var[I], G, S0[I], S1[I], Lr);
     break;
   }
 }

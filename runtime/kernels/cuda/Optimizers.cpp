@@ -35,7 +35,7 @@ void apply(fnn_kernel *Handle, void *Param, const void *Grad, void *Slot0,
     return;
   }
   launchOptimizer(H, static_cast<OptimizerState *>(K.State.get()),
-                  static_cast<float *>(Param), static_cast<const float *>(Grad),
+                  static_cast<float *>(Param), Grad,
                   static_cast<float *>(Slot0), static_cast<float *>(Slot1),
                   static_cast<const float *>(LearningRate),
                   static_cast<const int64_t *>(Step),

@@ -11,6 +11,8 @@
 
 #include "fastnn/runtime/LastError.h"
 
+#include <cuda_bf16.h>
+
 #include <string>
 
 namespace fastnn::cuda {
@@ -27,8 +29,12 @@ __global__ void advanceAdam(OptimizerHyperparameters H, OptimizerState *State,
     beginOptimizerUpdate(H, *State, *LearningRate, *Step);
 }
 
+__device__ float widen(float G) { return G; }
+__device__ float widen(__nv_bfloat16 G) { return __bfloat162float(G); }
+
+template <typename GradT>
 __global__ void update(OptimizerHyperparameters H, const OptimizerState *State,
-                       float *Var, const float *G, float *S0, float *S1,
+                       float *Var, const GradT *G, float *S0, float *S1,
                        const float *LearningRate, const unsigned char *Apply) {
   if (!optimizerApplies(Apply))
     return;
@@ -36,13 +42,13 @@ __global__ void update(OptimizerHyperparameters H, const OptimizerState *State,
   const float Alpha = H.Kind == FNN_OPT_ADAM ? State->AdamAlpha : 0.f;
   for (int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        I < H.NumElements; I += int64_t(gridDim.x) * blockDim.x)
-    optimizerUpdate(H, I, Var, G, S0, S1, Lr, Alpha);
+    optimizerUpdate(H, I, Var, widen(G[I]), S0, S1, Lr, Alpha);
 }
 
 } // namespace
 
 void launchOptimizer(const OptimizerHyperparameters &H, OptimizerState *State,
-                     float *Var, const float *G, float *S0, float *S1,
+                     float *Var, const void *G, float *S0, float *S1,
                      const float *LearningRate, const int64_t *Step,
                      const unsigned char *Apply, cudaStream_t Stream) {
   if (H.Kind == FNN_OPT_ADAM)
@@ -50,8 +56,14 @@ void launchOptimizer(const OptimizerHyperparameters &H, OptimizerState *State,
   int64_t Blocks = (H.NumElements + Threads - 1) / Threads;
   if (Blocks > 65536)
     Blocks = 65536;
-  update<<<static_cast<unsigned>(Blocks), Threads, 0, Stream>>>(
-      H, State, Var, G, S0, S1, LearningRate, Apply);
+  if (H.GradType == FNN_BF16)
+    update<<<static_cast<unsigned>(Blocks), Threads, 0, Stream>>>(
+        H, State, Var, static_cast<const __nv_bfloat16 *>(G), S0, S1,
+        LearningRate, Apply);
+  else
+    update<<<static_cast<unsigned>(Blocks), Threads, 0, Stream>>>(
+        H, State, Var, static_cast<const float *>(G), S0, S1, LearningRate,
+        Apply);
   cudaError_t E = cudaGetLastError();
   if (E != cudaSuccess)
     runtime::setLastError(std::string("fnn_optimizer_apply: launch: ") +

@@ -39,3 +39,25 @@ func.func @vector_condition(%g: tensor<3xf32>, %lr: tensor<f32>, %step: tensor<i
   fastnn.apply_optimizer sgd %w, %g, %lr, %step if %c : (tensor<3xf32>, tensor<3xf32>, tensor<f32>, tensor<i64>, tensor<3xi1>) -> ()
   return
 }
+
+// -----
+
+// A bf16 gradient updates an f32 parameter; an f16 one does not (it reaches
+// the update unscaled, in f32).
+fastnn.parameter @w trainable = dense<0.1> : tensor<3xf32>
+func.func @half_gradient(%g: tensor<3xf16>, %lr: tensor<f32>, %step: tensor<i64>) {
+  %w = fastnn.param @w : tensor<3xf32>
+  // expected-error @+1 {{expects a gradient of the parameter's type, or bf16 for an f32 parameter}}
+  fastnn.apply_optimizer sgd %w, %g, %lr, %step : (tensor<3xf32>, tensor<3xf16>, tensor<f32>, tensor<i64>) -> ()
+  return
+}
+
+// -----
+
+fastnn.parameter @w trainable = dense<0.1> : tensor<3xf32>
+func.func @gradient_shape(%g: tensor<4xbf16>, %lr: tensor<f32>, %step: tensor<i64>) {
+  %w = fastnn.param @w : tensor<3xf32>
+  // expected-error @+1 {{expects a gradient of the parameter's type, or bf16 for an f32 parameter}}
+  fastnn.apply_optimizer sgd %w, %g, %lr, %step : (tensor<3xf32>, tensor<4xbf16>, tensor<f32>, tensor<i64>) -> ()
+  return
+}

@@ -284,6 +284,61 @@ INSTANTIATE_TEST_SUITE_P(AllKinds, OptimizerTest, ::testing::ValuesIn(cases()),
                            return I.param.Name;
                          });
 
+/// A bfloat16 gradient (grad_dtype FNN_BF16) updates the parameter and the
+/// slots exactly as its float32 widening does, over five steps of every
+/// rule: the kernel widens it exactly as it reads it.
+class BFloat16Gradient : public KernelTest,
+                         public ::testing::WithParamInterface<Case> {};
+
+TEST_P(BFloat16Gradient, UpdatesAsItsFloat32Widening) {
+  constexpr size_t N = 257, Steps = 5;
+  fnn_optimizer_desc D = GetParam().Desc;
+  D.num_elements = static_cast<int64_t>(N);
+  KernelPtr Wide(fnn_optimizer_create(Device, &D));
+  D.grad_dtype = FNN_BF16;
+  KernelPtr Low(fnn_optimizer_create(Device, &D));
+  ASSERT_TRUE(Wide && Low) << fnn_last_error();
+  auto [Init0, Init1] = initialSlots(D);
+  std::vector<float> Param = randomData(N, 1);
+  std::vector<float> WideState[] = {Param, std::vector<float>(N, Init0),
+                                    std::vector<float>(N, Init1)};
+  std::vector<float> LowState[] = {Param, std::vector<float>(N, Init0),
+                                   std::vector<float>(N, Init1)};
+  for (size_t Step = 0; Step < Steps; ++Step) {
+    std::vector<uint16_t> Grad = toLow(randomData(N, 2 + Step), FNN_BF16);
+    std::vector<float> Widened = fromLow(Grad, FNN_BF16);
+    float Lr = 0.1f;
+    int64_t StepNumber = static_cast<int64_t>(Step) + 1;
+    fnn_optimizer_apply(Wide.get(), WideState[0].data(), Widened.data(),
+                        WideState[1].data(), WideState[2].data(), &Lr,
+                        &StepNumber);
+    fnn_optimizer_apply(Low.get(), LowState[0].data(), Grad.data(),
+                        LowState[1].data(), LowState[2].data(), &Lr,
+                        &StepNumber);
+    ASSERT_STREQ(fnn_last_error(), "");
+    for (int T = 0; T < 3; ++T)
+      ASSERT_EQ(LowState[T], WideState[T])
+          << "tensor " << T << " after step " << StepNumber;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllKinds, BFloat16Gradient,
+                         ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case> &I) {
+                           return I.param.Name;
+                         });
+
+class OptimizerDesc : public KernelTest {};
+
+TEST_F(OptimizerDesc, RefusesAHalfGradient) {
+  fnn_optimizer_desc D = optimizer(FNN_OPT_SGD);
+  D.num_elements = 4;
+  D.grad_dtype = FNN_F16;
+  EXPECT_EQ(fnn_optimizer_create(Device, &D), nullptr);
+  EXPECT_NE(std::string(fnn_last_error()).find("grad_dtype"), std::string::npos)
+      << fnn_last_error();
+}
+
 // The ONNX training ops (ai.onnx.preview.training) against the backend
 // test suite's expected values. All the cases have T = 0, where ONNX applies
 // no step-dependent factor. Their rules relate to TF's as follows:

@@ -353,7 +353,10 @@ def FastNNMixedPrecision : Pass<"fastnn-mixed-precision", "mlir::ModuleOp"> {
     onto the low value, right where it is complete, and those f32 steps
     repeat on its mean before the first reader: the gradient travels in the
     low type, still loss-scaled, and what reads the mean (the overflow
-    check) sees the reduced values.
+    check) sees the reduced values. An `apply_optimizer` whose gradient is
+    a cast from bf16 reads the bf16 gradient itself (its kernel widens it
+    exactly as it reads), without the f32 copy; f16 gradients reach the
+    update through the loss scale's division and stay f32.
 
     Before:
     ```mlir

@@ -105,7 +105,8 @@ LogicalResult RunEmitter::lowerTrainingKernelOp(Operation *op) {
       .Case([&](ApplyOptimizerOp apply) {
         auto type = cast<RankedTensorType>(apply.getParam().getType());
         llvm::append_values(words, int64_t(apply.getOptimizer()),
-                            dtypeOf(apply.getParam()), type.getNumElements(),
+                            dtypeOf(apply.getParam()), dtypeOf(apply.getGrad()),
+                            type.getNumElements(),
                             int64_t(apply.getUseNesterov()));
         for (APFloat value :
              {apply.getMomentum(), apply.getRho(), apply.getBeta1(),

@@ -415,7 +415,9 @@ void fnn_lrn_backward(fnn_kernel *kernel, const void *input,
  *                             weight_decay_rate, no bias correction)
  * learning_rate (float) and step (int64_t, the 1-based number of this update)
  * are read through device pointers so that a loop running on the device can
- * advance them. */
+ * advance them. param and the slots are dtype (FNN_F32); grad is grad_dtype:
+ * FNN_F32, or FNN_BF16 (a mixed-precision step's gradient, widened exactly as
+ * it is read, which saves the step a widened copy). */
 enum fnn_optimizer_kind {
   FNN_OPT_SGD = 0,
   FNN_OPT_MOMENTUM = 1,
@@ -428,7 +430,7 @@ enum fnn_optimizer_kind {
 };
 
 typedef struct fnn_optimizer_desc {
-  int64_t kind, dtype, num_elements, use_nesterov;
+  int64_t kind, dtype, grad_dtype, num_elements, use_nesterov;
   double momentum;                    /* MOMENTUM */
   double rho;                         /* ADADELTA */
   double beta1, beta2;                /* ADAM, ADAMW */

@@ -618,7 +618,7 @@ TEST_F(CudaTest, OptimizersMatchTheirHostMathBitForBit) {
       if (optimizerApplies(&Apply)) {
         beginOptimizerUpdate(H, State, Lr, Step64);
         for (int64_t I = 0; I < 1000; ++I)
-          optimizerUpdate(H, I, Var.data(), G.data(), S0.data(), S1.data(), Lr,
+          optimizerUpdate(H, I, Var.data(), G[I], S0.data(), S1.data(), Lr,
                           State.AdamAlpha);
       }
     }

@@ -91,7 +91,7 @@ void cudaUpdate(const OptimizerHyperparameters &H, OptimizerState &State,
     return;
   beginOptimizerUpdate(H, State, Lr, Step);
   for (int64_t I = 0; I < H.NumElements; ++I)
-    optimizerUpdate(H, I, Var.data(), G.data(), S0.data(), S1.data(), Lr,
+    optimizerUpdate(H, I, Var.data(), G[I], S0.data(), S1.data(), Lr,
                     State.AdamAlpha);
 }
 

@@ -163,8 +163,14 @@ double ApplyOptimizerOp::slotInitialValue(Optimizer optimizer, int64_t index,
 LogicalResult ApplyOptimizerOp::verify() {
   if (!getParam().getDefiningOp<ParamOp>())
     return emitOpError("expects a parameter read by fastnn.param");
-  if (getGrad().getType() != getParam().getType())
-    return emitOpError("expects a gradient of the parameter's type");
+  auto paramType = rankedType(getParam());
+  auto gradType = rankedType(getGrad());
+  Type gradElement = gradType.getElementType();
+  if (gradType.getShape() != paramType.getShape() ||
+      (gradElement != paramType.getElementType() &&
+       !(gradElement.isBF16() && paramType.getElementType().isF32())))
+    return emitOpError("expects a gradient of the parameter's type, or bf16 "
+                       "for an f32 parameter");
   if (static_cast<int64_t>(getSlots().size()) != slotCount(getOptimizer()))
     return emitOpError("expects ") << slotCount(getOptimizer()) << " slots for "
                                    << stringifyOptimizer(getOptimizer());

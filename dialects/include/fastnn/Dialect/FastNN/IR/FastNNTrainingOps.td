@@ -228,7 +228,9 @@ def FastNN_ApplyOptimizerOp : FastNN_Op<"apply_optimizer", [
     slots). `param` and `slots` must be read by fastnn.param; `step` is the
     1-based update count. With `if %apply` (a scalar i1) the update happens
     only where it is true: dynamic loss scaling skips the steps whose
-    gradients overflowed.
+    gradients overflowed. The gradient has the parameter's type, or is bf16
+    for an f32 parameter (a mixed-precision step's, widened exactly as the
+    update reads it).
 
     ```mlir
     fastnn.apply_optimizer <momentum> %w, %dw, %lr, %step, %w_slot0 if %finite

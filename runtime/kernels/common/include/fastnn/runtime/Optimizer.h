@@ -31,6 +31,8 @@ void checkOptimizerDesc(const fnn_optimizer_desc &D);
 /// A desc's hyperparameters as TF's kernels see them (float32).
 struct OptimizerHyperparameters {
   int64_t Kind;
+  /// The gradient's element type, FNN_F32 or FNN_BF16.
+  int64_t GradType;
   int64_t NumElements;
   bool Nesterov;
   float Momentum, Rho, Beta1, Beta2, Epsilon, Decay;
