@@ -140,3 +140,21 @@ func.func @forward(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %y = fastnn.mul %m, %half : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
   return %y : tensor<2x8xf32>
 }
+
+// -----
+
+// An inlined transpose is read from its input through the inverse
+// permutation: result [o, h, w, i] reads input [o, i, h, w]. One nest, no
+// buffer for the transposed f32 copy.
+
+// CHECK-DAG: #[[PERM:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: linalg.generic {indexing_maps = [#[[PERM]], #{{.*}}], {{.*}} ins(%{{.*}} : memref<8x4x3x3xf32>) outs(%{{.*}} : memref<8x3x3x4xi16>)
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.transpose
+// CHECK: return
+func.func @forward(%w: tensor<8x4x3x3xf32>) -> tensor<8x3x3x4xbf16> {
+  %t = fastnn.transpose %w {permutation = array<i64: 0, 2, 3, 1>} : tensor<8x4x3x3xf32> -> tensor<8x3x3x4xf32>
+  %c = fastnn.cast %t {to = bf16} : tensor<8x3x3x4xf32> -> tensor<8x3x3x4xbf16>
+  return %c : tensor<8x3x3x4xbf16>
+}

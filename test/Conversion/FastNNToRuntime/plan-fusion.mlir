@@ -107,6 +107,22 @@ func.func @chain(%x: tensor<2x1024xf32>) -> tensor<2x1024xf32> {
 
 // -----
 
+// A transpose read once by an elementwise op of its shape (a filter's
+// NCHW -> NHWC transpose and its cast to bf16) runs in that op's nest.
+
+// CHECK-LABEL: func.func @transpose_then_cast
+// CHECK: fastnn.transpose {{.*}} {fastnn.inline_into_consumer
+// CHECK-NEXT: fastnn.cast
+// CHECK-NOT: fastnn.inline_into_consumer
+// CHECK-SAME: tensor<8x3x3x4xbf16>
+func.func @transpose_then_cast(%w: tensor<8x4x3x3xf32>) -> tensor<8x3x3x4xbf16> {
+  %t = fastnn.transpose %w {permutation = array<i64: 0, 2, 3, 1>} : tensor<8x4x3x3xf32> -> tensor<8x3x3x4xf32>
+  %c = fastnn.cast %t {to = bf16} : tensor<8x3x3x4xf32> -> tensor<8x3x3x4xbf16>
+  return %c : tensor<8x3x3x4xbf16>
+}
+
+// -----
+
 // Not inlined: a result its user broadcasts, and the producer of an op that
 // reads a collective's result (it overlaps the communication).
 

@@ -90,7 +90,9 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
       nothing between that writes memory (an accumulating convolution
       writes its addend's), and whose user reads no
       collective's result: it is computed inside the user's loop nest
-      (chains inline whole), without a buffer;
+      (chains inline whole), without a buffer; and on a transpose read so,
+      which the nest reads from its input through the permutation (a
+      filter's NCHW -> NHWC transpose and its cast to bf16 are one pass);
     - `fastnn.codegen = "loops"` on f32 reductions where one output element
       reduces at most `max-loop-reduction` elements (a bias gradient, a
       global pool: oneDNN 2.6 runs some of them on its reference

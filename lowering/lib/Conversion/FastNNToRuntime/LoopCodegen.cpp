@@ -241,9 +241,15 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
 
   // The ops computed in this nest: `root` and, recursively, the producers
   // inlined into it (same shape as `root`), with the distinct values they
-  // read from memory (the leaves).
+  // read from memory (the leaves). An inlined transpose is a leaf read
+  // from its input through the permutation.
   SmallVector<Value> leaves;
   llvm::DenseMap<Value, unsigned> leafIndex;
+  auto computedHere = [&](Value operand, Operation *user) {
+    Operation *producer = operand.getDefiningOp();
+    return producer && !isa<TransposeOp>(producer) &&
+           layout.inlinedInto.lookup(producer) == user;
+  };
   std::function<LogicalResult(Operation *)> collect =
       [&](Operation *op) -> LogicalResult {
     if (cast<RankedTensorType>(op->getResult(0).getType())
@@ -254,9 +260,8 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
     if (failed(cast<ScalarBodyOpInterface>(op).verifyScalarBody()))
       return failure();
     for (Value operand : op->getOperands()) {
-      Operation *producer = operand.getDefiningOp();
-      if (producer && layout.inlinedInto.lookup(producer) == op) {
-        if (failed(collect(producer)))
+      if (computedHere(operand, op)) {
+        if (failed(collect(operand.getDefiningOp())))
           return failure();
       } else if (leafIndex.try_emplace(operand, leaves.size()).second) {
         leaves.push_back(operand);
@@ -281,6 +286,18 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
   SmallVector<Value> inputs;
   SmallVector<AffineMap> maps;
   for (Value leaf : leaves) {
+    auto transpose = leaf.getDefiningOp<TransposeOp>();
+    if (transpose && layout.inlinedInto.count(transpose)) {
+      // Result dimension i is input dimension permutation[i].
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      SmallVector<unsigned> inputToResult(permutation.size());
+      for (auto [i, p] : llvm::enumerate(permutation))
+        inputToResult[p] = i;
+      inputs.push_back(
+          view(loc, transpose.getInput(), stored(transpose.getInput())));
+      maps.push_back(AffineMap::getPermutationMap(inputToResult, context));
+      continue;
+    }
     inputs.push_back(view(loc, leaf, stored(leaf)));
     maps.push_back(broadcastMap(cast<RankedTensorType>(leaf.getType()),
                                 resultType, context));
@@ -296,11 +313,12 @@ LogicalResult RunEmitter::lowerElementwise(Operation *root) {
         std::function<Value(Operation *)> compute = [&](Operation *op) {
           SmallVector<Value> values;
           for (Value operand : op->getOperands()) {
-            Operation *producer = operand.getDefiningOp();
             Type element = elementOf(operand);
-            if (producer && layout.inlinedInto.lookup(producer) == op)
+            if (computedHere(operand, op))
               values.push_back(widenHalf(
-                  nb, nloc, roundHalf(nb, nloc, compute(producer), element),
+                  nb, nloc,
+                  roundHalf(nb, nloc, compute(operand.getDefiningOp()),
+                            element),
                   element));
             else
               values.push_back(widenHalf(

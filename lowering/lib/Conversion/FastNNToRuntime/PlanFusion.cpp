@@ -263,10 +263,13 @@ private:
   /// An elementwise op whose result only one elementwise op of the same
   /// shape, a few ops later, reads is computed inside that op's loop nest:
   /// no buffer, and one pass over memory instead of two. Chains inline
-  /// whole.
+  /// whole. So is a transpose, which the nest reads through a permuted
+  /// indexing map (a filter's NCHW -> NHWC transpose and its cast to the
+  /// low type are one pass).
   void inlineElementwise(Block &body) {
     for (Operation &op : body) {
-      if (!op.hasTrait<OpTrait::fastnn::Elementwise>() ||
+      if (!(op.hasTrait<OpTrait::fastnn::Elementwise>() ||
+            isa<TransposeOp>(op)) ||
           op.getNumResults() != 1)
         continue;
       Value result = op.getResult(0);
