@@ -26,6 +26,9 @@ void expectLowClose(const std::vector<uint16_t> &Got, int64_t Dtype,
 class MixedPrecisionTest : public KernelTest,
                            public ::testing::WithParamInterface<int64_t> {
 protected:
+  /// Batch norm's training forward and backward against float32 kernels.
+  void checkBatchNormTraining(int64_t Layout, int64_t C);
+
   int64_t Dtype = GetParam();
 };
 
@@ -220,13 +223,12 @@ TEST_P(MixedPrecisionTest, MatmulWithBias) {
   expectLowClose(Y, Dtype, Ref);
 }
 
-// Low-precision activations, float32 statistics, scale and shift.
-TEST_P(MixedPrecisionTest, BatchNormTrainingForwardAndBackward) {
-  const int64_t N = 2, C = 32, HW = 25;
+void MixedPrecisionTest::checkBatchNormTraining(int64_t Layout, int64_t C) {
+  const int64_t N = 2, HW = 25;
   fnn_batch_norm_desc D{};
-  D.input = shape({N, C, 5, 5});
+  D.input = Layout == FNN_NHWC ? shape({N, 5, 5, C}) : shape({N, C, 5, 5});
   D.dtype = Dtype;
-  D.layout = FNN_NCHW;
+  D.layout = Layout;
   D.epsilon = 1e-3;
   std::vector<float> X =
       roundedTo(randomData(N * C * HW, 10, -2.f, 2.f), Dtype);
@@ -268,6 +270,18 @@ TEST_P(MixedPrecisionTest, BatchNormTrainingForwardAndBackward) {
   expectClose(GotVar, Wide(Var), 1e-5);
   expectClose(GotDs, Wide(Ds), 1e-4);
   expectClose(GotDt, Wide(Dt), 1e-4);
+}
+
+// Low-precision activations, float32 statistics, scale and shift, in both
+// layouts; 24 channels in NHWC are a part of a 16-channel block, which the
+// bfloat16 kernel runs on nChw16c.
+TEST_P(MixedPrecisionTest, BatchNormTrainingForwardAndBackward) {
+  for (int64_t Layout : {FNN_NCHW, FNN_NHWC})
+    for (int64_t C : {32, 24}) {
+      SCOPED_TRACE("layout " + std::to_string(Layout) + ", " +
+                   std::to_string(C) + " channels");
+      checkBatchNormTraining(Layout, C);
+    }
 }
 
 TEST_P(MixedPrecisionTest, MaxPoolingForwardAndBackward) {
