@@ -11,12 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementTypes.cuh"
 #include "KernelLaunch.h"
 
 #include "fastnn/runtime/LastError.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <string>
 
@@ -35,36 +33,6 @@ void reportLaunch(const char *Function) {
   if (E != cudaSuccess)
     runtime::setLastError(std::string(Function) +
                           ": launch: " + cudaGetErrorString(E));
-}
-
-__device__ float toFloat(float X) { return X; }
-__device__ float toFloat(__half X) { return __half2float(X); }
-__device__ float toFloat(__nv_bfloat16 X) { return __bfloat162float(X); }
-template <typename T> __device__ T fromFloat(float X);
-template <> __device__ float fromFloat<float>(float X) { return X; }
-template <> __device__ __half fromFloat<__half>(float X) {
-  return __float2half_rn(X);
-}
-template <> __device__ __nv_bfloat16 fromFloat<__nv_bfloat16>(float X) {
-  return __float2bfloat16_rn(X);
-}
-
-/// The element type of an activation of \p DType, as a tag.
-template <typename T> struct ElementType { using Type = T; };
-
-/// Calls \p Launch with the ElementType of \p DType (float16, bfloat16,
-/// else float32).
-template <typename Fn> void withElementType(int64_t DType, Fn Launch) {
-  switch (DType) {
-  case FNN_F16:
-    Launch(ElementType<__half>());
-    break;
-  case FNN_BF16:
-    Launch(ElementType<__nv_bfloat16>());
-    break;
-  default:
-    Launch(ElementType<float>());
-  }
 }
 
 /// Element offsets of an activation: plane (n, c) base and (h, w) strides.

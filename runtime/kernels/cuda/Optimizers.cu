@@ -7,11 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementTypes.cuh"
 #include "KernelLaunch.h"
 
 #include "fastnn/runtime/LastError.h"
-
-#include <cuda_bf16.h>
 
 #include <string>
 
@@ -29,9 +28,6 @@ __global__ void advanceAdam(OptimizerHyperparameters H, OptimizerState *State,
     beginOptimizerUpdate(H, *State, *LearningRate, *Step);
 }
 
-__device__ float widen(float G) { return G; }
-__device__ float widen(__nv_bfloat16 G) { return __bfloat162float(G); }
-
 template <typename GradT>
 __global__ void update(OptimizerHyperparameters H, const OptimizerState *State,
                        float *Var, const GradT *G, float *S0, float *S1,
@@ -42,7 +38,7 @@ __global__ void update(OptimizerHyperparameters H, const OptimizerState *State,
   const float Alpha = H.Kind == FNN_OPT_ADAM ? State->AdamAlpha : 0.f;
   for (int64_t I = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
        I < H.NumElements; I += int64_t(gridDim.x) * blockDim.x)
-    optimizerUpdate(H, I, Var, widen(G[I]), S0, S1, Lr, Alpha);
+    optimizerUpdate(H, I, Var, toFloat(G[I]), S0, S1, Lr, Alpha);
 }
 
 } // namespace
@@ -56,14 +52,12 @@ void launchOptimizer(const OptimizerHyperparameters &H, OptimizerState *State,
   int64_t Blocks = (H.NumElements + Threads - 1) / Threads;
   if (Blocks > 65536)
     Blocks = 65536;
-  if (H.GradType == FNN_BF16)
+  withElementType(H.GradType, [&](auto Element) {
+    using GradT = typename decltype(Element)::Type;
     update<<<static_cast<unsigned>(Blocks), Threads, 0, Stream>>>(
-        H, State, Var, static_cast<const __nv_bfloat16 *>(G), S0, S1,
-        LearningRate, Apply);
-  else
-    update<<<static_cast<unsigned>(Blocks), Threads, 0, Stream>>>(
-        H, State, Var, static_cast<const float *>(G), S0, S1, LearningRate,
+        H, State, Var, static_cast<const GradT *>(G), S0, S1, LearningRate,
         Apply);
+  });
   cudaError_t E = cudaGetLastError();
   if (E != cudaSuccess)
     runtime::setLastError(std::string("fnn_optimizer_apply: launch: ") +

@@ -583,49 +583,60 @@ TEST_F(CudaTest, ReductionsMatchFloat64) {
 
 // --- optimizers (our kernels, bit for bit against their host math) -------
 
+// Float32 gradients and bfloat16 ones (widened as the kernel reads them).
 TEST_F(CudaTest, OptimizersMatchTheirHostMathBitForBit) {
-  for (int64_t Kind = FNN_OPT_SGD; Kind <= FNN_OPT_ADAMW; ++Kind) {
-    fnn_optimizer_desc D{};
-    D.kind = Kind;
-    D.dtype = FNN_F32;
-    D.num_elements = 1000;
-    D.momentum = 0.9;
-    D.use_nesterov = Kind == FNN_OPT_MOMENTUM;
-    D.rho = 0.95;
-    D.beta1 = 0.9;
-    D.beta2 = 0.999;
-    D.epsilon = 1e-7;
-    D.decay = 0.9;
-    D.initial_accumulator_value = 0.1;
-    D.learning_rate_power = -0.5;
-    D.weight_decay_rate = 0.01;
-    KernelPtr Opt(fnn_optimizer_create(Device, &D));
-    ASSERT_NE(Opt, nullptr) << fnn_last_error();
-    OptimizerHyperparameters H = optimizerHyperparameters(D);
-    OptimizerState State{{0, 1.f, 1.f}, 0.f};
-    std::vector<float> Var = randomData(1000, 1), S0(1000, 0.1f),
-                       S1(1000, Kind == FNN_OPT_RMSPROP ? 1.f : 0.f);
-    void *DVar = upload(Var), *DS0 = upload(S0), *DS1 = upload(S1);
-    for (int Step = 1; Step <= 3; ++Step) {
-      std::vector<float> G = randomData(1000, 10 + Step);
-      float Lr = 0.01f * Step;
-      int64_t Step64 = Step;
-      unsigned char Apply = Step != 2;
-      void *DG = upload(G), *DLr = upload(std::vector<float>{Lr});
-      void *DStep = upload(std::vector<int64_t>{Step64});
-      void *DApply = upload(std::vector<unsigned char>{Apply});
-      fnn_optimizer_apply_if(Opt.get(), DVar, DG, DS0, DS1, DLr, DStep, DApply);
-      if (optimizerApplies(&Apply)) {
-        beginOptimizerUpdate(H, State, Lr, Step64);
-        for (int64_t I = 0; I < 1000; ++I)
-          optimizerUpdate(H, I, Var.data(), G[I], S0.data(), S1.data(), Lr,
-                          State.AdamAlpha);
+  for (int64_t GradType : {FNN_F32, FNN_BF16})
+    for (int64_t Kind = FNN_OPT_SGD; Kind <= FNN_OPT_ADAMW; ++Kind) {
+      fnn_optimizer_desc D{};
+      D.kind = Kind;
+      D.dtype = FNN_F32;
+      D.grad_dtype = GradType;
+      D.num_elements = 1000;
+      D.momentum = 0.9;
+      D.use_nesterov = Kind == FNN_OPT_MOMENTUM;
+      D.rho = 0.95;
+      D.beta1 = 0.9;
+      D.beta2 = 0.999;
+      D.epsilon = 1e-7;
+      D.decay = 0.9;
+      D.initial_accumulator_value = 0.1;
+      D.learning_rate_power = -0.5;
+      D.weight_decay_rate = 0.01;
+      KernelPtr Opt(fnn_optimizer_create(Device, &D));
+      ASSERT_NE(Opt, nullptr) << fnn_last_error();
+      OptimizerHyperparameters H = optimizerHyperparameters(D);
+      OptimizerState State{{0, 1.f, 1.f}, 0.f};
+      std::vector<float> Var = randomData(1000, 1), S0(1000, 0.1f),
+                         S1(1000, Kind == FNN_OPT_RMSPROP ? 1.f : 0.f);
+      void *DVar = upload(Var), *DS0 = upload(S0), *DS1 = upload(S1);
+      for (int Step = 1; Step <= 3; ++Step) {
+        std::vector<float> G = randomData(1000, 10 + Step);
+        std::vector<uint16_t> LowG = toLow(G, FNN_BF16);
+        if (GradType == FNN_BF16)
+          G = fromLow(LowG, FNN_BF16);
+        float Lr = 0.01f * Step;
+        int64_t Step64 = Step;
+        unsigned char Apply = Step != 2;
+        void *DG = GradType == FNN_BF16 ? upload(LowG) : upload(G);
+        void *DLr = upload(std::vector<float>{Lr});
+        void *DStep = upload(std::vector<int64_t>{Step64});
+        void *DApply = upload(std::vector<unsigned char>{Apply});
+        fnn_optimizer_apply_if(Opt.get(), DVar, DG, DS0, DS1, DLr, DStep,
+                               DApply);
+        if (optimizerApplies(&Apply)) {
+          beginOptimizerUpdate(H, State, Lr, Step64);
+          for (int64_t I = 0; I < 1000; ++I)
+            optimizerUpdate(H, I, Var.data(), G[I], S0.data(), S1.data(), Lr,
+                            State.AdamAlpha);
+        }
       }
+      EXPECT_EQ(download(DVar, 1000), Var)
+          << "kind " << Kind << ", grad_dtype " << GradType;
+      EXPECT_EQ(download(DS0, 1000), S0)
+          << "kind " << Kind << ", grad_dtype " << GradType;
+      EXPECT_EQ(download(DS1, 1000), S1)
+          << "kind " << Kind << ", grad_dtype " << GradType;
     }
-    EXPECT_EQ(download(DVar, 1000), Var) << "kind " << Kind;
-    EXPECT_EQ(download(DS0, 1000), S0) << "kind " << Kind;
-    EXPECT_EQ(download(DS1, 1000), S1) << "kind " << Kind;
-  }
 }
 
 // --- half precision (mixed-precision training's types) --------------------
