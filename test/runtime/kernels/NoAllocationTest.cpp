@@ -257,22 +257,31 @@ TEST_F(KernelTest, PoolForwardDoesNotAllocate) {
 } // namespace
 
 // The training kernels: forward and backward, with NULL gradients (which go
-// to spare buffers made at create).
+// to spare buffers made at create). NHWC runs the hand-written kernels
+// (shapes large enough for both threads), NCHW oneDNN's.
 TEST_F(KernelTest, PoolTrainingDoesNotAllocate) {
-  fnn_pool2d_desc D =
-      poolDesc(FNN_POOL_MAX, shape({2, 8, 12, 12}), shape({2, 8, 6, 6}), 3, 2);
-  D.pads[2] = D.pads[3] = 1;
-  KernelPtr Fw(fnn_pool2d_train_create(Device, &D));
-  ASSERT_NE(Fw, nullptr) << fnn_last_error();
-  KernelPtr Bw(fnn_pool2d_backward_create(Device, &D, Fw.get()));
-  ASSERT_NE(Bw, nullptr) << fnn_last_error();
-  std::vector<float> X = randomData(numElements(D.input), 1),
-                     Y(numElements(D.output)), Dx(X.size());
-  EXPECT_LE(largestAllocationDuring([&] {
-              fnn_pool2d_forward(Fw.get(), X.data(), Y.data());
-              fnn_pool2d_backward(Bw.get(), Y.data(), Dx.data());
-            }),
-            BookkeepingBytes);
+  for (int64_t Kind : {FNN_POOL_MAX, FNN_POOL_AVG})
+    for (int64_t Layout : {FNN_NCHW, FNN_NHWC}) {
+      SCOPED_TRACE("kind " + std::to_string(Kind) + ", layout " +
+                   std::to_string(Layout));
+      bool Nhwc = Layout == FNN_NHWC;
+      fnn_pool2d_desc D =
+          poolDesc(Kind, Nhwc ? shape({4, 32, 32, 16}) : shape({2, 8, 12, 12}),
+                   Nhwc ? shape({4, 16, 16, 16}) : shape({2, 8, 6, 6}), 3, 2);
+      D.layout = Layout;
+      D.pads[2] = D.pads[3] = 1;
+      KernelPtr Fw(fnn_pool2d_train_create(Device, &D));
+      ASSERT_NE(Fw, nullptr) << fnn_last_error();
+      KernelPtr Bw(fnn_pool2d_backward_create(Device, &D, Fw.get()));
+      ASSERT_NE(Bw, nullptr) << fnn_last_error();
+      std::vector<float> X = randomData(numElements(D.input), 1),
+                         Y(numElements(D.output)), Dx(X.size());
+      EXPECT_LE(largestAllocationDuring([&] {
+                  fnn_pool2d_forward(Fw.get(), X.data(), Y.data());
+                  fnn_pool2d_backward(Bw.get(), Y.data(), Dx.data());
+                }),
+                BookkeepingBytes);
+    }
 }
 
 TEST_F(KernelTest, BatchNormTrainingDoesNotAllocate) {

@@ -14,7 +14,7 @@ struct PoolCase {
   int64_t Kind, IncludePad;
   int64_t N, C, H, W;
   int64_t Kernel[2], Strides[2], Pads[4], Dilations[2];
-  bool Ceil, Nhwc;
+  bool Ceil;
 };
 
 int64_t extent(int64_t In, int64_t K, int64_t S, int64_t D, int64_t P0,
@@ -60,8 +60,9 @@ std::vector<double> reference(const PoolCase &P, const std::vector<float> &X,
 class PoolingTest : public KernelTest,
                     public ::testing::WithParamInterface<PoolCase> {};
 
-TEST_P(PoolingTest, MatchesReference) {
-  const PoolCase &P = GetParam();
+/// One case in one layout (NHWC float32 runs on the hand-written kernels
+/// where the CPU has AVX2, NCHW on oneDNN).
+void checkCase(const PoolCase &P, bool Nhwc, fnn_device *Device) {
   int64_t OH = extent(P.H, P.Kernel[0], P.Strides[0], P.Dilations[0], P.Pads[0],
                       P.Pads[2], P.Ceil);
   int64_t OW = extent(P.W, P.Kernel[1], P.Strides[1], P.Dilations[1], P.Pads[1],
@@ -70,7 +71,7 @@ TEST_P(PoolingTest, MatchesReference) {
   std::vector<double> Ref = reference(P, X, OH, OW);
 
   fnn_pool2d_desc D{};
-  if (P.Nhwc) {
+  if (Nhwc) {
     D.input = shape({P.N, P.H, P.W, P.C});
     D.output = shape({P.N, OH, OW, P.C});
     X = nchwToNhwc(X, P.N, P.C, P.H, P.W);
@@ -79,7 +80,7 @@ TEST_P(PoolingTest, MatchesReference) {
     D.output = shape({P.N, P.C, OH, OW});
   }
   D.dtype = FNN_F32;
-  D.layout = P.Nhwc ? FNN_NHWC : FNN_NCHW;
+  D.layout = Nhwc ? FNN_NHWC : FNN_NCHW;
   D.kind = P.Kind;
   D.count_include_pad = P.IncludePad;
   for (int J = 0; J < 2; ++J) {
@@ -93,15 +94,22 @@ TEST_P(PoolingTest, MatchesReference) {
   ASSERT_NE(K, nullptr) << fnn_last_error();
   std::vector<float> Y(P.N * P.C * OH * OW, -7.f);
   fnn_pool2d_forward(K.get(), X.data(), Y.data());
-  if (P.Nhwc)
+  if (Nhwc)
     Y = nhwcToNchw(Y, P.N, P.C, OH, OW);
   expectClose(Y, Ref);
+}
+
+TEST_P(PoolingTest, MatchesReference) {
+  for (bool Nhwc : {false, true}) {
+    SCOPED_TRACE(Nhwc ? "NHWC" : "NCHW");
+    checkCase(GetParam(), Nhwc, Device);
+  }
 }
 
 constexpr int64_t Max = FNN_POOL_MAX, Avg = FNN_POOL_AVG;
 
 // Name, kind, include pad, N C H W, kernel, strides, pads (t l b r),
-// dilations, ceil mode, nhwc.
+// dilations, ceil mode; each in both layouts.
 INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                          ::testing::Values(PoolCase{"MaxPadded",
                                                     Max,
@@ -114,7 +122,6 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {1, 1, 1, 1},
                                                     {1, 1},
-                                                    false,
                                                     false},
                                            PoolCase{"MaxAsymmetricPads",
                                                     Max,
@@ -127,7 +134,6 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {1, 2},
                                                     {0, 1, 1, 0},
                                                     {1, 1},
-                                                    false,
                                                     false},
                                            PoolCase{"MaxCeil",
                                                     Max,
@@ -140,8 +146,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {0, 0, 0, 0},
                                                     {1, 1},
-                                                    true,
-                                                    false},
+                                                    true},
                                            PoolCase{"MaxCeilPadded",
                                                     Max,
                                                     0,
@@ -153,8 +158,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {1, 1, 1, 1},
                                                     {1, 1},
-                                                    true,
-                                                    false},
+                                                    true},
                                            PoolCase{"MaxDilation2",
                                                     Max,
                                                     0,
@@ -166,7 +170,6 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {1, 1},
                                                     {1, 1, 1, 1},
                                                     {2, 2},
-                                                    false,
                                                     false},
                                            PoolCase{"AvgIncludePad",
                                                     Avg,
@@ -179,7 +182,6 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {1, 1, 1, 1},
                                                     {1, 1},
-                                                    false,
                                                     false},
                                            PoolCase{"AvgExcludePad",
                                                     Avg,
@@ -192,7 +194,6 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {1, 1, 1, 1},
                                                     {1, 1},
-                                                    false,
                                                     false},
                                            PoolCase{"AvgExcludePadCeil",
                                                     Avg,
@@ -205,8 +206,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {1, 1, 1, 1},
                                                     {1, 1},
-                                                    true,
-                                                    false},
+                                                    true},
                                            PoolCase{"AvgIncludePadCeil",
                                                     Avg,
                                                     1,
@@ -218,8 +218,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {0, 0, 0, 0},
                                                     {1, 1},
-                                                    true,
-                                                    false},
+                                                    true},
                                            PoolCase{"AvgDilation2",
                                                     Avg,
                                                     0,
@@ -231,7 +230,6 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {1, 1, 1, 1},
                                                     {2, 2},
-                                                    false,
                                                     false},
                                            PoolCase{"GlobalAvg",
                                                     Avg,
@@ -244,9 +242,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {1, 1},
                                                     {0, 0, 0, 0},
                                                     {1, 1},
-                                                    false,
                                                     false},
-                                           PoolCase{"NhwcMax",
+                                           PoolCase{"MaxCeilFiveChannels",
                                                     Max,
                                                     0,
                                                     2,
@@ -257,9 +254,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {2, 2},
                                                     {1, 1, 1, 1},
                                                     {1, 1},
-                                                    true,
                                                     true},
-                                           PoolCase{"NhwcAvgExcludePad",
+                                           PoolCase{"AvgExcludePadStride1",
                                                     Avg,
                                                     0,
                                                     2,
@@ -270,7 +266,30 @@ INSTANTIATE_TEST_SUITE_P(Cases, PoolingTest,
                                                     {1, 1},
                                                     {1, 1, 1, 1},
                                                     {1, 1},
-                                                    false,
+                                                    false},
+                                           PoolCase{"MaxFortyChannels",
+                                                    Max,
+                                                    0,
+                                                    2,
+                                                    40,
+                                                    7,
+                                                    6,
+                                                    {3, 3},
+                                                    {1, 1},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
+                                                    false},
+                                           PoolCase{"AvgFortyChannelsCeil",
+                                                    Avg,
+                                                    1,
+                                                    1,
+                                                    40,
+                                                    7,
+                                                    7,
+                                                    {3, 3},
+                                                    {2, 2},
+                                                    {1, 1, 1, 1},
+                                                    {1, 1},
                                                     true}),
                          [](const ::testing::TestParamInfo<PoolCase> &Info) {
                            return Info.param.Name;
