@@ -9,7 +9,9 @@
 // instead: oneDNN 2.6 computes it with its generic AMX convolution at
 // 300-950 GFLOP/s on ResNet-50's 1x1 shapes (2 cores), its brgemm matmul
 // the same product at 1500-2300. Elsewhere the two measure the same, and
-// the convolution stays.
+// the convolution stays. Convolutions with few output pixels and many taps
+// times channels take the same matmul over im2col's columns (see
+// im2colPays).
 //
 // fnn_kernel runs all of its steps on every call, so a gradient the caller
 // does not want (NULL) is written into a kernel-owned spare buffer instead of
@@ -19,7 +21,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Kernel.h"
+#include "Parallel.h"
 
+#include <cstring>
 #include <optional>
 #include <sstream>
 
@@ -27,6 +31,10 @@ using namespace fastnn::cpu;
 using dnnl::memory;
 
 namespace {
+/// im2colPays' limits: output pixels per image, and bytes of columns.
+constexpr int64_t kIm2colMaxPixels = 17 * 17;
+constexpr int64_t kIm2colMaxBytes = int64_t(16) << 20;
+
 /// How many of the kernel's steps compute the weight and bias gradients;
 /// the input gradient's steps follow them.
 struct WeightSteps : fastnn::cpu::KernelState {
@@ -48,52 +56,122 @@ enum Slot {
   SpareDiffSrcSlot,
   SpareDiffWeightsSlot,
   SpareDiffBiasSlot,
-  /// Views of the input, grad_output and grad_filter as matrices, added
-  /// only for the matmul weight gradient.
+  /// Views of the input (of a 1x1 convolution; no step reads it for im2col),
+  /// grad_output and grad_filter as matrices, added only for the matmul
+  /// weight gradient.
   MatmulSrcSlot,
   MatmulDiffDstSlot,
   MatmulDiffWeightsSlot
 };
 
-/// The matrices of a 1x1, unstrided, unpadded NHWC convolution's weight
-/// gradient dW[O][I] = sum over the pixels p of dY[p][O] x X[p][I]:
-/// grad_output transposed, the input and grad_filter, all row-major as
-/// NHWC and OHWI lay them out.
+/// The matrices of an NHWC convolution's weight gradient as one product,
+/// dW[O][(kh, kw, I)] = sum over the output pixels p of dY[p][O] x
+/// Columns[p][(kh, kw, I)]: grad_output transposed, the columns (the input
+/// pixels each output pixel's taps read; for a 1x1, unstrided, unpadded
+/// convolution the input itself) and grad_filter, all row-major as NHWC and
+/// OHWI lay them out.
 struct WeightsMatrices {
-  memory::desc DiffDst, Src, DiffWeights;
+  memory::desc DiffDst, Columns, DiffWeights;
 };
 
 WeightsMatrices weightsMatrices(const fnn_conv2d_desc &D,
+                                const fastnn::runtime::Conv2dFilter &F,
                                 memory::data_type Type,
                                 memory::data_type GradWeightsType) {
-  int64_t Pixels = D.input.dims[0] * D.input.dims[1] * D.input.dims[2];
-  int64_t In = D.input.dims[3], Out = D.output.dims[3];
-  return {memory::desc({Out, Pixels}, Type, memory::dims{1, Out}),
-          memory::desc({Pixels, In}, Type, memory::dims{In, 1}),
-          memory::desc({Out, In}, GradWeightsType, memory::dims{In, 1})};
+  int64_t Pixels = D.output.dims[0] * D.output.dims[1] * D.output.dims[2];
+  int64_t Columns = F.Height * F.Width * F.In, Out = F.Out;
+  return {
+      memory::desc({Out, Pixels}, Type, memory::dims{1, Out}),
+      memory::desc({Pixels, Columns}, Type, memory::dims{Columns, 1}),
+      memory::desc({Out, Columns}, GradWeightsType, memory::dims{Columns, 1})};
 }
 
-/// The matmul for the weight gradient, where the header comment says it
-/// is faster than the convolution.
-std::optional<dnnl::matmul::primitive_desc>
+/// How the weight gradient is computed.
+enum class WeightsBy {
+  Convolution,
+  /// The product of grad_output and the input (a 1x1 convolution).
+  Matmul,
+  /// The product of grad_output and the columns im2col writes.
+  Im2colMatmul
+};
+
+bool isPointwise(const fnn_conv2d_desc &D,
+                 const fastnn::runtime::Conv2dFilter &F) {
+  return F.Height == 1 && F.Width == 1 && D.strides[0] == 1 &&
+         D.strides[1] == 1 && D.pads[0] == 0 && D.pads[1] == 0 &&
+         D.pads[2] == 0 && D.pads[3] == 0;
+}
+
+/// Whether a convolution's bfloat16 weight gradient on AMX is faster as
+/// im2col and a matmul than as oneDNN 2.6's AMX convolution: where the
+/// output has few pixels and the filter many taps times channels, which
+/// that convolution parallelises poorly (ResNet-50's 512-channel 3x3 at 7x7:
+/// 3.4 ms against 1.0), and the columns stay small enough to cost less to
+/// write than they save.
+bool im2colPays(const fnn_conv2d_desc &D,
+                const fastnn::runtime::Conv2dFilter &F) {
+  int64_t Pixels = D.output.dims[1] * D.output.dims[2];
+  int64_t Columns = F.Height * F.Width * F.In;
+  int64_t Bytes = D.output.dims[0] * Pixels * Columns * 2;
+  return Pixels <= kIm2colMaxPixels && Bytes <= kIm2colMaxBytes;
+}
+
+/// The matmul for the weight gradient and how it gets its right-hand
+/// operand, where the header comment says it is faster than the
+/// convolution.
+std::optional<std::pair<dnnl::matmul::primitive_desc, WeightsBy>>
 weightsMatmul(const fnn_conv2d_desc &D, const fastnn::runtime::Conv2dFilter &F,
               memory::data_type Compute, memory::data_type GradWeightsType,
               const dnnl::engine &Engine) {
-  bool Pointwise = D.layout == FNN_NHWC && D.groups == 1 && F.Height == 1 &&
-                   F.Width == 1 && D.strides[0] == 1 && D.strides[1] == 1 &&
-                   D.pads[0] == 0 && D.pads[1] == 0 && D.pads[2] == 0 &&
-                   D.pads[3] == 0 && !D.has_bias;
-  if (!Pointwise || Compute != memory::data_type::bf16)
+  if (D.layout != FNN_NHWC || D.groups != 1 || D.has_bias ||
+      Compute != memory::data_type::bf16)
     return std::nullopt;
-  WeightsMatrices M = weightsMatrices(D, Compute, GradWeightsType);
+  WeightsBy By = isPointwise(D, F)  ? WeightsBy::Matmul
+                 : im2colPays(D, F) ? WeightsBy::Im2colMatmul
+                                    : WeightsBy::Convolution;
+  if (By == WeightsBy::Convolution)
+    return std::nullopt;
+  WeightsMatrices M = weightsMatrices(D, F, Compute, GradWeightsType);
   try {
     dnnl::matmul::primitive_desc Matmul(
-        dnnl::matmul::desc(M.DiffDst, M.Src, M.DiffWeights), Engine);
+        dnnl::matmul::desc(M.DiffDst, M.Columns, M.DiffWeights), Engine);
     if (std::string(Matmul.impl_info_str()).find("amx") != std::string::npos)
-      return Matmul;
+      return std::pair{Matmul, By};
   } catch (const dnnl::error &) {
   }
   return std::nullopt;
+}
+
+/// Writes \p D's columns (see WeightsMatrices) for bfloat16 NHWC \p Src:
+/// row p, output pixel (n, oy, ox), holds for each tap (kh, kw) the input
+/// pixel it reads, zero where it reads padding.
+void im2col(const fnn_conv2d_desc &D, const fastnn::runtime::Conv2dFilter &F,
+            const uint16_t *Src, uint16_t *Columns) {
+  const int64_t H = D.input.dims[1], W = D.input.dims[2], C = F.In;
+  const int64_t OH = D.output.dims[1], OW = D.output.dims[2];
+  const int64_t Row = F.Height * F.Width * C;
+  const int64_t Rows = D.output.dims[0] * OH;
+  parallelFor(Rows, threadsForWork(Rows * OW * Row),
+              [&](int64_t Begin, int64_t End, int) {
+                for (int64_t R = Begin; R < End; ++R) {
+                  int64_t N = R / OH, Oy = R % OH;
+                  uint16_t *Out = Columns + R * OW * Row;
+                  for (int64_t Ox = 0; Ox < OW; ++Ox)
+                    for (int64_t Kh = 0; Kh < F.Height; ++Kh) {
+                      int64_t Iy =
+                          Oy * D.strides[0] - D.pads[0] + Kh * D.dilations[0];
+                      for (int64_t Kw = 0; Kw < F.Width; ++Kw, Out += C) {
+                        int64_t Ix =
+                            Ox * D.strides[1] - D.pads[1] + Kw * D.dilations[1];
+                        if (Iy < 0 || Iy >= H || Ix < 0 || Ix >= W)
+                          std::memset(Out, 0, C * sizeof(uint16_t));
+                        else
+                          std::memcpy(Out, Src + ((N * H + Iy) * W + Ix) * C,
+                                      C * sizeof(uint16_t));
+                      }
+                    }
+                }
+              });
 }
 
 std::string describe(const fnn_conv2d_desc &D) {
@@ -230,22 +308,32 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   K.addSpareOperand(BiasDesc);
   // The weight gradients first: a caller that passes no grad_input (the
   // first convolution, whose input is the images) runs only these steps.
-  std::optional<dnnl::matmul::primitive_desc> Matmul =
-      weightsMatmul(D, F, Compute, GradWeightsType, Engine);
+  auto Matmul = weightsMatmul(D, F, Compute, GradWeightsType, Engine);
   memory DiffDst;
   if (Matmul) {
-    WeightsMatrices M = weightsMatrices(D, Storage, Storage);
-    K.addOperand(M.Src);
+    const dnnl::matmul::primitive_desc &PD = Matmul->first;
+    WeightsMatrices M = weightsMatrices(D, F, Storage, Storage);
+    K.addOperand(M.Columns);
     K.addOperand(M.DiffDst);
     K.addOperand(M.DiffWeights);
-    memory Src = K.inputIn(MatmulSrcSlot, Matmul->weights_desc());
-    memory DiffDstMatrix = K.inputIn(MatmulDiffDstSlot, Matmul->src_desc());
-    memory DiffWeights = K.outputIn(MatmulDiffWeightsSlot, Matmul->dst_desc());
-    K.addStep(dnnl::matmul(*Matmul),
+    memory Columns;
+    if (Matmul->second == WeightsBy::Im2colMatmul) {
+      Columns = K.addTransient(PD.weights_desc());
+      K.addHostStep({K.operand(SrcSlot), Columns},
+                    [D, F](void *const *Handles) {
+                      im2col(D, F, static_cast<const uint16_t *>(Handles[0]),
+                             static_cast<uint16_t *>(Handles[1]));
+                    });
+    } else {
+      Columns = K.inputIn(MatmulSrcSlot, PD.weights_desc());
+    }
+    memory DiffDstMatrix = K.inputIn(MatmulDiffDstSlot, PD.src_desc());
+    memory DiffWeights = K.outputIn(MatmulDiffWeightsSlot, PD.dst_desc());
+    K.addStep(dnnl::matmul(PD),
               {{DNNL_ARG_SRC, DiffDstMatrix},
-               {DNNL_ARG_WEIGHTS, Src},
+               {DNNL_ARG_WEIGHTS, Columns},
                {DNNL_ARG_DST, DiffWeights}},
-              Matmul->scratchpad_desc());
+              PD.scratchpad_desc());
     K.finishOutput(MatmulDiffWeightsSlot, DiffWeights);
   } else {
     memory Src = K.inputIn(SrcSlot, P->Weights.src_desc());

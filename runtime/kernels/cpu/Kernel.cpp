@@ -184,7 +184,8 @@ void CpuKernel::rebindScratch() {
 void CpuKernel::addStep(const dnnl::primitive &Primitive,
                         const std::vector<std::pair<int, dnnl::memory>> &Args,
                         const dnnl::memory::desc &ScratchpadDesc) {
-  Step S{Primitive, {}, {}};
+  Step S;
+  S.Primitive = Primitive;
   for (const auto &[Arg, Memory] : Args) {
     S.Memories.push_back(Memory);
     S.Args.push_back({Arg, Memory.get()});
@@ -230,6 +231,17 @@ void CpuKernel::addConversion(const dnnl::memory &From,
   S.Direction = FromFloat ? Conversion::FromFloat : Conversion::ToFloat;
   S.Half = (FromFloat ? To : From).get_desc().data_type();
   S.Elements = From.get_desc().get_size() / (FromFloat ? 4 : 2);
+  Steps.push_back(std::move(S));
+}
+
+void CpuKernel::addHostStep(const std::vector<dnnl::memory> &Memories,
+                            std::function<void(void *const *)> Run) {
+  if (Memories.size() > MaxHostStepMemories)
+    throw KernelError("a host step takes at most " +
+                      std::to_string(MaxHostStepMemories) + " memories");
+  Step S;
+  S.Memories = Memories;
+  S.Host = std::move(Run);
   Steps.push_back(std::move(S));
 }
 
@@ -349,6 +361,13 @@ void CpuKernel::run(size_t Count) {
     const Step &S = Steps[I];
     if (S.Once && Prepared)
       continue;
+    if (S.Host) {
+      void *Handles[MaxHostStepMemories] = {};
+      for (size_t M = 0; M < S.Memories.size(); ++M)
+        dnnl_memory_get_data_handle(S.Memories[M].get(), &Handles[M]);
+      S.Host(Handles);
+      continue;
+    }
     if (!S.Primitive) {
       convert(S);
       continue;

@@ -27,6 +27,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -154,6 +155,13 @@ public:
   void addStep(const dnnl::primitive &Primitive,
                const std::vector<std::pair<int, dnnl::memory>> &Args,
                const dnnl::memory::desc &Scratchpad);
+  /// The most memory objects a host step reads or writes.
+  static constexpr size_t MaxHostStepMemories = 4;
+  /// Appends a step of the kernel's own code (no primitive): run() calls
+  /// \p Run with the data handles of \p Memories (operands, transients), in
+  /// order, as they are bound then.
+  void addHostStep(const std::vector<dnnl::memory> &Memories,
+                   std::function<void(void *const *)> Run);
   /// The memory a step should read operand \p Slot from when the step wants
   /// layout and type \p Wanted: the operand itself if it already is that,
   /// else a kernel-owned buffer filled by conversion or reorder steps
@@ -198,7 +206,7 @@ public:
 private:
   /// What a step without a primitive converts (see Step).
   enum class Conversion { None, ToFloat, FromFloat };
-  /// A oneDNN primitive, or (no primitive) a conversion between float32
+  /// A oneDNN primitive, a host step, or (neither) a conversion between float32
   /// and the half type oneDNN cannot compute in on this CPU (float16;
   /// bfloat16 before AVX-512), from Memories[0] to Memories[1]: oneDNN
   /// 2.6's reorders between those are its scalar reference loop, ~100x
@@ -214,6 +222,8 @@ private:
     dnnl::memory::data_type Half = dnnl::memory::data_type::undef;
     /// Prepares a constant operand: run on the first call only.
     bool Once = false;
+    /// A host step's code (see addHostStep); Memories are its operands.
+    std::function<void(void *const *)> Host;
   };
   /// Appends a conversion of dense \p From into dense \p To (one of them
   /// float32, the other a type hostConverted() holds, same dims and

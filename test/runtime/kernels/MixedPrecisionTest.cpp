@@ -11,6 +11,8 @@
 
 #include "KernelTestUtil.h"
 
+#include <array>
+
 using namespace fastnn::test;
 
 namespace {
@@ -159,18 +161,15 @@ TEST_P(MixedPrecisionTest, ConvolutionBackward) {
   expectLowClose(Dbl, Dtype, Db);
 }
 
-// A 1x1 NHWC convolution without bias: on AMX its bfloat16 weight gradient
-// is a matmul over the pixels, with and without grad_input.
-TEST_P(MixedPrecisionTest, PointwiseConvolutionBackward) {
-  fnn_conv2d_desc D = convDesc(Dtype, false);
-  D.layout = FNN_NHWC;
-  D.input = shape({2, 6, 6, 48});
-  D.filter = shape({40, 1, 1, 48});
-  D.output = shape({2, 6, 6, 40});
-  D.pads[0] = D.pads[1] = D.pads[2] = D.pads[3] = 0;
-  std::vector<float> X = roundedTo(randomData(2 * 36 * 48, 7), Dtype);
-  std::vector<float> W = roundedTo(randomData(40 * 48, 8, -.2f, .2f), Dtype);
-  std::vector<float> Dy = roundedTo(randomData(2 * 36 * 40, 9), Dtype);
+/// An NHWC convolution's backward in the low type, with and without
+/// grad_input, against the float32 kernel on the rounded operands.
+void checkNhwcConvolutionBackward(fnn_device *Device, int64_t Dtype,
+                                  const fnn_conv2d_desc &D) {
+  std::vector<float> X = roundedTo(randomData(numElements(D.input), 7), Dtype);
+  std::vector<float> W =
+      roundedTo(randomData(numElements(D.filter), 8, -.2f, .2f), Dtype);
+  std::vector<float> Dy =
+      roundedTo(randomData(numElements(D.output), 9), Dtype);
   std::vector<float> Dx(X.size()), Dw(W.size());
   fnn_conv2d_desc F = D;
   F.dtype = FNN_F32;
@@ -193,6 +192,59 @@ TEST_P(MixedPrecisionTest, PointwiseConvolutionBackward) {
                       WeightsOnly.data(), nullptr);
   ASSERT_STREQ(fnn_last_error(), "");
   EXPECT_EQ(WeightsOnly, Dwl);
+}
+
+fnn_conv2d_desc nhwcConvDesc(int64_t Dtype, const fnn_shape &Input,
+                             const fnn_shape &Filter, const fnn_shape &Output,
+                             std::array<int64_t, 2> Strides,
+                             std::array<int64_t, 4> Pads,
+                             std::array<int64_t, 2> Dilations) {
+  fnn_conv2d_desc D = convDesc(Dtype, false);
+  D.layout = FNN_NHWC;
+  D.input = Input;
+  D.filter = Filter;
+  D.output = Output;
+  for (int J = 0; J < 2; ++J) {
+    D.strides[J] = Strides[J];
+    D.dilations[J] = Dilations[J];
+  }
+  for (int J = 0; J < 4; ++J)
+    D.pads[J] = Pads[J];
+  return D;
+}
+
+// A 1x1 NHWC convolution without bias: on AMX its bfloat16 weight gradient
+// is a matmul over the pixels.
+TEST_P(MixedPrecisionTest, PointwiseConvolutionBackward) {
+  checkNhwcConvolutionBackward(
+      Device, Dtype,
+      nhwcConvDesc(Dtype, shape({2, 6, 6, 48}), shape({40, 1, 1, 48}),
+                   shape({2, 6, 6, 40}), {1, 1}, {0, 0, 0, 0}, {1, 1}));
+}
+
+// Convolutions with few output pixels: on AMX their bfloat16 weight
+// gradient is a matmul over im2col's columns, whose taps cover padding,
+// strides, dilations and one-row filters.
+TEST_P(MixedPrecisionTest, Im2colConvolutionBackward) {
+  struct Case {
+    const char *Name;
+    fnn_conv2d_desc Desc;
+  } Cases[] = {
+      {"3x3", nhwcConvDesc(Dtype, shape({2, 7, 7, 64}), shape({32, 3, 3, 64}),
+                           shape({2, 7, 7, 32}), {1, 1}, {1, 1, 1, 1}, {1, 1})},
+      {"strided, asymmetric pads",
+       nhwcConvDesc(Dtype, shape({2, 9, 9, 48}), shape({40, 3, 3, 48}),
+                    shape({2, 4, 4, 40}), {2, 2}, {0, 1, 1, 0}, {1, 1})},
+      {"1x3", nhwcConvDesc(Dtype, shape({2, 8, 8, 48}), shape({32, 1, 3, 48}),
+                           shape({2, 8, 8, 32}), {1, 1}, {0, 1, 0, 1}, {1, 1})},
+      {"dilated",
+       nhwcConvDesc(Dtype, shape({1, 9, 9, 32}), shape({16, 3, 3, 32}),
+                    shape({1, 9, 9, 16}), {1, 1}, {2, 2, 2, 2}, {2, 2})},
+  };
+  for (const Case &C : Cases) {
+    SCOPED_TRACE(C.Name);
+    checkNhwcConvolutionBackward(Device, Dtype, C.Desc);
+  }
 }
 
 TEST_P(MixedPrecisionTest, MatmulWithBias) {
