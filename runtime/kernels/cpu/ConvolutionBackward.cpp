@@ -132,8 +132,7 @@ bool im2colPays(const fnn_conv2d_desc &D,
 /// convolution.
 std::optional<std::pair<dnnl::matmul::primitive_desc, WeightsBy>>
 weightsMatmul(const fnn_conv2d_desc &D, const fastnn::runtime::Conv2dFilter &F,
-              memory::data_type Compute, memory::data_type GradWeightsType,
-              const dnnl::engine &Engine) {
+              memory::data_type Compute, const dnnl::engine &Engine) {
   if (D.layout != FNN_NHWC || D.groups != 1 || D.has_bias ||
       Compute != memory::data_type::bf16)
     return std::nullopt;
@@ -142,7 +141,9 @@ weightsMatmul(const fnn_conv2d_desc &D, const fastnn::runtime::Conv2dFilter &F,
                                     : WeightsBy::Convolution;
   if (By == WeightsBy::Convolution)
     return std::nullopt;
-  WeightsMatrices M = weightsMatrices(D, F, Compute, GradWeightsType);
+  // The matmul sums over all pixels in float32 and rounds once into its
+  // bfloat16 output, as build() requires of weight gradients.
+  WeightsMatrices M = weightsMatrices(D, F, Compute, Compute);
   try {
     dnnl::matmul::primitive_desc Matmul(
         dnnl::matmul::desc(M.DiffDst, M.Columns, M.DiffWeights), Engine);
@@ -355,7 +356,7 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   K.addSpareOperand(BiasDesc);
   // The weight gradients first: a caller that passes no grad_input (the
   // first convolution, whose input is the images) runs only these steps.
-  auto Matmul = weightsMatmul(D, F, Compute, GradWeightsType, Engine);
+  auto Matmul = weightsMatmul(D, F, Compute, Engine);
   memory DiffDst;
   if (Matmul) {
     const dnnl::matmul::primitive_desc &PD = Matmul->first;
