@@ -40,6 +40,18 @@ dnnl::memory::data_type fastnn::cpu::storageType(int64_t DType) {
   }
 }
 
+bool fastnn::cpu::cpuHasAvx2() {
+  static const bool Has = __builtin_cpu_supports("avx2");
+  return Has;
+}
+
+bool fastnn::cpu::cpuHasAvx512() {
+  static const bool Has =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  return Has;
+}
+
 bool fastnn::cpu::cpuComputesBf16() {
   // oneDNN 2.6 has bfloat16 primitives only from AVX-512 (avx512_core) on;
   // asking it for one is the check that follows what the library does.

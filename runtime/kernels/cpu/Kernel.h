@@ -69,6 +69,22 @@ using runtime::shapeText;
 dnnl::memory::data_type storageType(int64_t DType);
 /// Whether oneDNN has bfloat16 primitives on this CPU (AVX-512 and later).
 bool cpuComputesBf16();
+/// Whether this CPU runs the hand-written loops' AVX2 and AVX-512
+/// (F, BW, VL, DQ) variants, which they are compiled for with `target`
+/// attributes (the build's baseline is x86-64).
+bool cpuHasAvx2();
+bool cpuHasAvx512();
+/// An element of a float32 or bfloat16 (uint16_t bits) tensor, widened to
+/// float for a hand-written loop's arithmetic, and narrowed back (rounding
+/// to nearest even).
+inline float widen(float Value) { return Value; }
+inline float widen(uint16_t Bfloat16) {
+  return runtime::bfloat16ToFloat(Bfloat16);
+}
+inline void narrow(float &Out, float Value) { Out = Value; }
+inline void narrow(uint16_t &Out, float Value) {
+  Out = runtime::floatToBfloat16(Value);
+}
 /// The type a kernel computes in: the storage type, except that oneDNN 2.6
 /// has no float16 arithmetic on CPU, and no bfloat16 arithmetic before
 /// AVX-512, so such operands are converted to float32 around the primitives

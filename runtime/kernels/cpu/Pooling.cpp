@@ -116,13 +116,6 @@ struct PoolGeometry {
 /// descriptors); its max-pooling gradient goes nowhere.
 constexpr uint8_t NoTap = 255;
 
-inline float widen(float V) { return V; }
-inline float widen(uint16_t V) { return fastnn::runtime::bfloat16ToFloat(V); }
-inline void narrow(float &Out, float V) { Out = V; }
-inline void narrow(uint16_t &Out, float V) {
-  Out = fastnn::runtime::floatToBfloat16(V);
-}
-
 /// The input rows (or columns) window \p O's taps read, counted.
 inline int64_t tapsInside(int64_t O, int64_t Stride, int64_t Pad, int64_t K,
                           int64_t Dilation, int64_t In) {
@@ -292,22 +285,17 @@ backwardRowsAvx2(const PoolGeometry &G, const void *Dy, const uint8_t *Arg,
                   Begin, End, Acc);
 }
 
-const bool HaveAvx2 = __builtin_cpu_supports("avx2");
-const bool HaveAvx512 =
-    __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
-
 template <typename T, bool SaveArg> ForwardRowsFn forwardRowsFor() {
-  return HaveAvx512 ? forwardRowsAvx512<T, SaveArg>
-                    : forwardRowsAvx2<T, SaveArg>;
+  return cpuHasAvx512() ? forwardRowsAvx512<T, SaveArg>
+                        : forwardRowsAvx2<T, SaveArg>;
 }
 template <typename T> BackwardRowsFn backwardRowsFor() {
-  return HaveAvx512 ? backwardRowsAvx512<T> : backwardRowsAvx2<T>;
+  return cpuHasAvx512() ? backwardRowsAvx512<T> : backwardRowsAvx2<T>;
 }
 
 /// Whether \p D runs on DirectPool (else on oneDNN).
 bool runsDirect(const fnn_pool2d_desc &D) {
-  return HaveAvx2 && D.layout == FNN_NHWC &&
+  return cpuHasAvx2() && D.layout == FNN_NHWC &&
          (D.dtype == FNN_F32 || D.dtype == FNN_BF16) &&
          D.kernel[0] * D.kernel[1] < NoTap;
 }

@@ -155,6 +155,48 @@ TEST_F(KernelTest, BatchNormTrainRank2) {
   expectClose(Dshift, Ref.Dshift);
 }
 
+// Enough rows for several summing blocks on two threads, around a mean far
+// from zero against the spread (what a variance taken as E[x^2] - E[x]^2 in
+// float32 would lose), NHWC: the hand-written kernel's shifted sums hold
+// 1e-4 here (oneDNN's float32 ones, on NCHW, are ~2e-4 off in y and the
+// scale's gradient).
+TEST_F(KernelTest, BatchNormTrainManyRowsOffsetMean) {
+  const int64_t N = 4, C = 48, H = 20, W = 20;
+  const double Eps = 1e-5;
+  std::vector<float> X = randomData(N * C * H * W, 31, 99.f, 101.f);
+  std::vector<float> Dy = randomData(N * C * H * W, 32);
+  std::vector<float> Scale = randomData(C, 33, 0.5f, 1.5f);
+  std::vector<float> Shift = randomData(C, 34);
+  Reference Ref(X, Dy, Scale, Shift, N, C, H * W, Eps);
+  fnn_batch_norm_desc D{};
+  D.input = layoutShape(N, C, H, W, /*Nhwc=*/true);
+  D.dtype = FNN_F32;
+  D.layout = FNN_NHWC;
+  D.epsilon = Eps;
+  KernelPtr Fw(fnn_batch_norm_train_create(Device, &D));
+  ASSERT_TRUE(Fw) << fnn_last_error();
+  KernelPtr Bw(fnn_batch_norm_backward_create(Device, &D));
+  ASSERT_TRUE(Bw) << fnn_last_error();
+  std::vector<float> Xin = nchwToNhwc(X, N, C, H, W);
+  std::vector<float> DyIn = nchwToNhwc(Dy, N, C, H, W);
+  std::vector<float> Out(X.size()), Mean(C), Var(C), Dx(X.size()), Dscale(C),
+      Dshift(C);
+  fnn_batch_norm_train_forward(Fw.get(), Xin.data(), Scale.data(), Shift.data(),
+                               Out.data(), Mean.data(), Var.data());
+  fnn_batch_norm_backward(Bw.get(), Xin.data(), Scale.data(), Mean.data(),
+                          Var.data(), DyIn.data(), Dx.data(), Dscale.data(),
+                          Dshift.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  expectClose(Mean, Ref.Mean);
+  // Relative to the variance itself (~1/3), not to max(1, |ref|).
+  for (int64_t I = 0; I < C; ++I)
+    EXPECT_NEAR(Var[I], Ref.Var[I], 1e-4 * Ref.Var[I]) << "channel " << I;
+  expectClose(nhwcToNchw(Out, N, C, H, W), Ref.Y, 1e-4);
+  expectClose(nhwcToNchw(Dx, N, C, H, W), Ref.Dx, 1e-4);
+  expectClose(Dscale, Ref.Dscale, 1e-4);
+  expectClose(Dshift, Ref.Dshift, 1e-4);
+}
+
 TEST_F(KernelTest, BatchNormTrainRejectsPostOp) {
   fnn_batch_norm_desc D{};
   D.input = shape({2, 3, 4, 4});
