@@ -84,9 +84,7 @@ dnnl::batch_normalization_forward::primitive_desc
 forwardDesc(CpuKernel &K, const fnn_batch_norm_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
-  if (D.post_op != FNN_POST_NONE)
-    throw KernelError("post_op must be FNN_POST_NONE in training (the "
-                      "compiler applies the relu and its gradient itself)");
+  fastnn::runtime::checkReluPostOp(D.post_op, "batch_norm");
   checkShape(D.input, "input", 2, 5);
   if (!(D.epsilon >= 0))
     throw KernelError("epsilon must be >= 0");
@@ -130,6 +128,8 @@ constexpr int64_t SumBlockRows = 64;
 struct RowPass {
   enum Kind { Stats, Normalize, GradientSums, InputGradient } Kind;
   int64_t C;
+  /// Normalize: apply a relu (the post-op).
+  bool Relu;
   const void *X, *Dy;
   void *Out;
   /// Stats: the shift; Normalize: multiplier, addend; GradientSums: mean;
@@ -184,8 +184,12 @@ template <typename T>
     for (int64_t R = Begin; R < End; ++R) {
       const T *Xr = X + R * C;
       T *Yr = Y + R * C;
-      for (int64_t I = 0; I < C; ++I)
-        narrow(Yr[I], widen(Xr[I]) * P.P0[I] + P.P1[I]);
+      if (P.Relu)
+        for (int64_t I = 0; I < C; ++I)
+          narrow(Yr[I], std::max(0.f, widen(Xr[I]) * P.P0[I] + P.P1[I]));
+      else
+        for (int64_t I = 0; I < C; ++I)
+          narrow(Yr[I], widen(Xr[I]) * P.P0[I] + P.P1[I]);
     }
     return;
   }
@@ -228,7 +232,7 @@ bool runsDirect(const fnn_batch_norm_desc &D) {
 /// create (per-thread sums, per-channel coefficients).
 struct DirectBatchNorm final : KernelState {
   int64_t Rows = 0, C = 0;
-  bool Bf16 = false;
+  bool Bf16 = false, Relu = false;
   double Epsilon = 0;
   int Threads = 1;
   RunRowsFn RunRows = nullptr;
@@ -241,6 +245,7 @@ struct DirectBatchNorm final : KernelState {
       Rows *= D.input.dims[I];
     Epsilon = D.epsilon;
     Bf16 = D.dtype == FNN_BF16;
+    Relu = D.post_op == FNN_POST_RELU;
     RunRows = cpuHasAvx512()
                   ? (Bf16 ? runRowsAvx512<uint16_t> : runRowsAvx512<float>)
                   : (Bf16 ? runRowsAvx2<uint16_t> : runRowsAvx2<float>);
@@ -255,8 +260,8 @@ struct DirectBatchNorm final : KernelState {
     float *Center = coefficient(0), *A = coefficient(1), *B = coefficient(2);
     for (int64_t I = 0; I < C; ++I)
       Center[I] = rowValue(X, I);
-    RowPass P{RowPass::Stats, C,       X,       nullptr,  nullptr, Center,
-              nullptr,        nullptr, nullptr, blocks(), sums()};
+    RowPass P{RowPass::Stats, C,       false,   X,       nullptr,  nullptr,
+              Center,         nullptr, nullptr, nullptr, blocks(), sums()};
     double *Sum = sumSlices();
     run(P);
     for (int64_t I = 0; I < C; ++I) {
@@ -276,6 +281,7 @@ struct DirectBatchNorm final : KernelState {
     }
     RowPass N{RowPass::Normalize,
               C,
+              Relu,
               X,
               nullptr,
               Y,
@@ -295,6 +301,7 @@ struct DirectBatchNorm final : KernelState {
           *XCoefficient = coefficient(3);
     RowPass P{RowPass::GradientSums,
               C,
+              false,
               X,
               Dy,
               nullptr,
@@ -324,7 +331,7 @@ struct DirectBatchNorm final : KernelState {
     if (!Dx)
       return;
     RowPass G{
-        RowPass::InputGradient, C,       X,      Dy, Dx, Mean, A, GradMean,
+        RowPass::InputGradient, C,       false,  X, Dy, Dx, Mean, A, GradMean,
         XCoefficient,           nullptr, nullptr};
     run(G);
   }
@@ -377,10 +384,26 @@ void buildForward(CpuKernel &K, const fnn_batch_norm_desc &D) {
              {DNNL_ARG_MEAN, K.operand(FwMeanSlot)},
              {DNNL_ARG_VARIANCE, K.operand(FwVarianceSlot)}},
             PD.scratchpad_desc());
+  if (D.post_op == FNN_POST_RELU) {
+    // oneDNN 2.6's batch norm fuses a relu only with a workspace for its
+    // backward, which the compiler's relu gradient does not read: a relu
+    // in place instead.
+    dnnl::eltwise_forward::primitive_desc Relu(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
+                                    dnnl::algorithm::eltwise_relu,
+                                    PD.dst_desc(), 0.f),
+        makeAttr(FNN_POST_NONE), K.device().Engine);
+    K.addStep(dnnl::eltwise_forward(Relu),
+              {{DNNL_ARG_SRC, Dst}, {DNNL_ARG_DST, Dst}},
+              Relu.scratchpad_desc());
+  }
   K.finishOutput(FwDstSlot, Dst);
 }
 
 void buildBackward(CpuKernel &K, const fnn_batch_norm_desc &D) {
+  if (D.post_op != FNN_POST_NONE)
+    throw KernelError("post_op must be FNN_POST_NONE for the backward (the "
+                      "compiler applies the relu's gradient itself)");
   auto Forward = forwardDesc(K, D);
   if (runsDirect(D)) {
     K.setState(std::make_unique<DirectBatchNorm>(D));

@@ -8,8 +8,9 @@
 //   averaging factor of 1, so its running mean and variance are the
 //   batch's: the mean is the ABI's, the variance is the unbiased one and a
 //   small kernel makes it the biased one the ABI (and the CPU kernel)
-//   writes. The outputs are zeroed first: cuDNN blends the old running
-//   values in with weight 0, and 0 * NaN would stay NaN;
+//   writes; a ReLU post-op follows in place as in inference. The outputs are
+//   zeroed first: cuDNN blends the old running values in with weight 0, and 0 *
+//   NaN would stay NaN;
 // - backward: cudnnBatchNormalizationBackward with the saved mean and
 //   1/sqrt(variance + epsilon) computed from the ABI's variance into a
 //   kernel-owned buffer. Gradients the caller does not want (NULL) go to
@@ -80,14 +81,11 @@ TensorDescriptor dataDescriptor(const fnn_batch_norm_desc &D) {
   return T;
 }
 
-std::unique_ptr<BatchNormKernel>
-make(fnn_device &Device, const fnn_batch_norm_desc &D, bool Training) {
+std::unique_ptr<BatchNormKernel> make(fnn_device &Device,
+                                      const fnn_batch_norm_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
   fastnn::runtime::checkReluPostOp(D.post_op, "batch_norm");
-  if (Training && D.post_op != FNN_POST_NONE)
-    throw KernelError("post_op must be FNN_POST_NONE in training (the "
-                      "compiler applies the relu and its gradient itself)");
   checkShape(D.input, "input", 2, 5);
   if (!(D.epsilon >= 0))
     throw KernelError("epsilon must be >= 0");
@@ -112,9 +110,7 @@ extern "C" fnn_kernel *fnn_batch_norm_create(fnn_device *Device,
                                              const fnn_batch_norm_desc *Desc) {
   return fastnn::runtime::createKernel(
       "fnn_batch_norm_create", Device, Desc,
-      [Device](const fnn_batch_norm_desc &D) {
-        return make(*Device, D, false);
-      },
+      [Device](const fnn_batch_norm_desc &D) { return make(*Device, D); },
       [](const fnn_batch_norm_desc &D) { return describe(D, ""); });
 }
 
@@ -142,7 +138,7 @@ fnn_batch_norm_train_create(fnn_device *Device,
                             const fnn_batch_norm_desc *Desc) {
   return fastnn::runtime::createKernel(
       "fnn_batch_norm_train_create", Device, Desc,
-      [Device](const fnn_batch_norm_desc &D) { return make(*Device, D, true); },
+      [Device](const fnn_batch_norm_desc &D) { return make(*Device, D); },
       [](const fnn_batch_norm_desc &D) { return describe(D, " (training)"); });
 }
 
@@ -167,6 +163,11 @@ extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Handle,
     return;
   launchBiasedVariance(static_cast<float *>(Variance), K.Channels,
                        K.CountPerChannel, K.Device.Compute);
+  if (K.ApplyRelu)
+    succeeded(cudnnActivationForward(K.Device.Cudnn, K.Relu.get(), &One,
+                                     K.Data.get(), Output, &Zero, K.Data.get(),
+                                     Output),
+              Function, "cudnnActivationForward");
 }
 
 extern "C" fnn_kernel *
@@ -175,7 +176,11 @@ fnn_batch_norm_backward_create(fnn_device *Device,
   return fastnn::runtime::createKernel(
       "fnn_batch_norm_backward_create", Device, Desc,
       [Device](const fnn_batch_norm_desc &D) {
-        auto K = make(*Device, D, true);
+        if (D.post_op != FNN_POST_NONE)
+          throw KernelError("post_op must be FNN_POST_NONE for the backward "
+                            "(the compiler applies the relu's gradient "
+                            "itself)");
+        auto K = make(*Device, D);
         size_t StatBytes = static_cast<size_t>(K->Channels) * sizeof(float);
         K->InvStd = DeviceBuffer(StatBytes);
         K->SpareGradScale = DeviceBuffer(StatBytes);

@@ -16,6 +16,26 @@ func.func @conv_relu(%x: tensor<1x1x2x2xf32>) -> tensor<1x2x2x2xf32> {
 
 // -----
 
+// So does training batch norm's: the relu's gradient reads the relu's
+// result, the batch norm's buffer, and the batch norm's gradient reads only
+// its input.
+
+// CHECK-LABEL: func.func @batch_norm_train_relu
+// CHECK: fastnn.batch_norm_train {{.*}} {fastnn.post_op = "relu", layout = #fastnn.layout<nhwc>}
+// CHECK-NEXT: fastnn.relu {{.*}} {fastnn.fused_into_producer}
+// CHECK-NEXT: fastnn.relu_backward
+// CHECK-NOT: fastnn.post_op
+// CHECK: return
+func.func @batch_norm_train_relu(%x: tensor<2x2x2x3xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %dr: tensor<2x2x2x3xf32>) -> (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) {
+  %y, %m, %v = fastnn.batch_norm_train %x, %s, %b {layout = #fastnn.layout<nhwc>} : (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %r = fastnn.relu %y : tensor<2x2x2x3xf32>
+  %dy = fastnn.relu_backward %r, %dr : tensor<2x2x2x3xf32>
+  %dx, %ds, %db = fastnn.batch_norm_backward %x, %s, %m, %v, %dy {layout = #fastnn.layout<nhwc>} : (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x2x2x3xf32>) -> (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %r, %dx : tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>
+}
+
+// -----
+
 // Not when the convolution's result has another reader.
 
 // CHECK-LABEL: func.func @conv_used_twice

@@ -9,6 +9,8 @@
 
 #include "KernelTestUtil.h"
 
+#include <algorithm>
+
 using namespace fastnn::test;
 
 namespace {
@@ -89,6 +91,24 @@ TEST_P(BatchNormTrainTest, ForwardAndBackwardMatchFloat64) {
   expectClose(Nhwc ? nhwcToNchw(Out, N, C, H, W) : Out, Ref.Y);
   expectClose(GotMean, Ref.Mean);
   expectClose(GotVar, Ref.Var);
+
+  // With the relu post-op the forward writes the relu of the same values.
+  fnn_batch_norm_desc WithRelu = D;
+  WithRelu.post_op = FNN_POST_RELU;
+  KernelPtr FwRelu(fnn_batch_norm_train_create(Device, &WithRelu));
+  ASSERT_TRUE(FwRelu) << fnn_last_error();
+  std::vector<float> Rectified(X.size()), ReluMean(C), ReluVar(C);
+  fnn_batch_norm_train_forward(FwRelu.get(), Xin.data(), Scale.data(),
+                               Shift.data(), Rectified.data(), ReluMean.data(),
+                               ReluVar.data());
+  ASSERT_STREQ(fnn_last_error(), "");
+  std::vector<double> RefRectified = Ref.Y;
+  for (double &V : RefRectified)
+    V = std::max(0.0, V);
+  expectClose(Nhwc ? nhwcToNchw(Rectified, N, C, H, W) : Rectified,
+              RefRectified);
+  EXPECT_EQ(ReluMean, GotMean);
+  EXPECT_EQ(ReluVar, GotVar);
 
   std::vector<float> GotDx(X.size()), GotDscale(C), GotDshift(C);
   fnn_batch_norm_backward(Bw.get(), Xin.data(), Scale.data(), GotMean.data(),
@@ -197,15 +217,26 @@ TEST_F(KernelTest, BatchNormTrainManyRowsOffsetMean) {
   expectClose(Dshift, Ref.Dshift, 1e-4);
 }
 
-TEST_F(KernelTest, BatchNormTrainRejectsPostOp) {
-  fnn_batch_norm_desc D{};
-  D.input = shape({2, 3, 4, 4});
-  D.dtype = FNN_F32;
-  D.post_op = FNN_POST_RELU;
-  EXPECT_EQ(fnn_batch_norm_train_create(Device, &D), nullptr);
-  EXPECT_NE(std::string(fnn_last_error()).find("post_op"), std::string::npos)
-      << fnn_last_error();
-  EXPECT_EQ(fnn_batch_norm_backward_create(Device, &D), nullptr);
+// The forward takes a relu post-op, nothing else; the backward none (the
+// compiler applies the relu's gradient), in both layouts.
+TEST_F(KernelTest, BatchNormTrainPostOps) {
+  for (bool Nhwc : {false, true}) {
+    SCOPED_TRACE(Nhwc ? "NHWC" : "NCHW");
+    fnn_batch_norm_desc D{};
+    D.input = layoutShape(2, 3, 4, 4, Nhwc);
+    D.dtype = FNN_F32;
+    D.layout = Nhwc ? FNN_NHWC : FNN_NCHW;
+    D.post_op = FNN_POST_RELU;
+    KernelPtr Fw(fnn_batch_norm_train_create(Device, &D));
+    EXPECT_TRUE(Fw) << fnn_last_error();
+    EXPECT_EQ(fnn_batch_norm_backward_create(Device, &D), nullptr);
+    EXPECT_NE(std::string(fnn_last_error()).find("post_op"), std::string::npos)
+        << fnn_last_error();
+    D.post_op = FNN_POST_RELU6;
+    EXPECT_EQ(fnn_batch_norm_train_create(Device, &D), nullptr);
+    EXPECT_NE(std::string(fnn_last_error()).find("post"), std::string::npos)
+        << fnn_last_error();
+  }
 }
 
 } // namespace

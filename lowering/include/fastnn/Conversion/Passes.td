@@ -49,8 +49,8 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
     function's block, or its sunk loop's body), as discardable attributes:
 
     - `fastnn.post_op = "relu"` on a float op with the `AcceptsPostOp`
-      trait (conv2d, batch_norm, matmul) whose result (or its view) only a
-      relu reads, and
+      trait (conv2d, batch_norm, batch_norm_train, matmul) whose result (or
+      its view) only a relu reads, and
       `fastnn.fused_into_producer` on that relu: the kernel's epilogue
       applies it (oneDNN post-ops, cuDNN and cuBLASLt epilogues), and the
       relu takes neither memory nor code;

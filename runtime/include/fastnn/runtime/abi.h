@@ -377,7 +377,10 @@ void fnn_pool2d_backward(fnn_kernel *kernel, const void *grad_output,
                          void *grad_input);
 
 /* Batch normalisation in training mode: normalises with the batch's mean
- * and (biased) variance and writes them, per channel. */
+ * and (biased) variance and writes them, per channel. The desc's post_op
+ * may be FNN_POST_RELU (the output is the relu's; its gradient is the
+ * compiler's, from that output) for the forward kernel, and must be
+ * FNN_POST_NONE for the backward one. */
 fnn_kernel *fnn_batch_norm_train_create(fnn_device *device,
                                         const fnn_batch_norm_desc *desc);
 void fnn_batch_norm_train_forward(fnn_kernel *kernel, const void *input,

@@ -448,6 +448,16 @@ TEST_F(CudaTest, BatchNormTrainingAndInferenceMatchFloat64) {
   for (double &V : Y)
     V = V < 0 ? 0 : V;
   expectClose(download(DY, X.size()), Y, 1e-5);
+
+  // The training forward takes the relu too; the backward does not.
+  KernelPtr TrainRelu(fnn_batch_norm_train_create(Device, &D));
+  ASSERT_NE(TrainRelu, nullptr) << fnn_last_error();
+  void *DRectified = zeros(X.size());
+  fnn_batch_norm_train_forward(TrainRelu.get(), DX, DScale, DShift, DRectified,
+                               DMean, DVar);
+  expectClose(download(DRectified, X.size()), Y, 1e-5);
+  expectClose(download(DVar, C), Var, 1e-5);
+  EXPECT_EQ(fnn_batch_norm_backward_create(Device, &D), nullptr);
 }
 
 // --- LRN (our kernels, against their host math) ---------------------------

@@ -15,7 +15,7 @@
 
 def FastNN_BatchNormTrainOp : FastNN_Op<"batch_norm_train", [Pure,
     DeclareOpInterfaceMethods<FastNN_GradientOpInterface>,
-    FastNN_RunsAsKernel, FastNN_FollowsPrecision,
+    FastNN_RunsAsKernel, FastNN_FollowsPrecision, FastNN_AcceptsPostOp,
     DeclareOpInterfaceMethods<FastNN_ActivationsOpInterface>,
     AllTypesMatch<["input", "result"]>,
     AllTypesMatch<["scale", "bias", "mean", "variance"]>]> {
@@ -23,7 +23,9 @@ def FastNN_BatchNormTrainOp : FastNN_Op<"batch_norm_train", [Pure,
   let description = [{
     Normalises with the mean and biased variance of the batch over every
     dimension but the channel's, and returns them for the running-statistics
-    update and the backward pass.
+    update and the backward pass. Its kernel can apply a relu that alone
+    reads the result (`fastnn-plan-fusion`); the relu's gradient still reads
+    the relu's output, which is then this op's buffer.
   }];
   let arguments = (ins FastNN_FloatTensor:$input, FastNN_FloatTensor:$scale,
       FastNN_FloatTensor:$bias,
