@@ -85,6 +85,23 @@ func.func @forward(%x: tensor<2x4x4x1xf32> {fastnn.name = "images"}) -> (tensor<
 
 // -----
 
+// A clip's gradient reads the clip's output (inside (min, max) exactly where
+// its input is), so the clip is its input's only reader.
+
+// CHECK-LABEL: func.func @train_step(
+// CHECK: %[[CLIPPED:.*]] = fastnn.clip %[[CLIP_IN:[^ ]*]] {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK: fastnn.clip_backward %[[CLIPPED]], %{{.*}} {max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+// CHECK: fastnn.apply_optimizer momentum
+fastnn.parameter @fc trainable = dense<0.1> : tensor<10x64xf32>
+func.func @forward(%x: tensor<2x64xf32> {fastnn.name = "images"}) -> (tensor<2x10xf32> {fastnn.name = "logits"}) {
+  %fc = fastnn.param @fc : tensor<10x64xf32>
+  %l = fastnn.matmul %x, %fc {transpose_b} : (tensor<2x64xf32>, tensor<10x64xf32>) -> tensor<2x10xf32>
+  %c = fastnn.clip %l {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x10xf32>
+  return %c : tensor<2x10xf32>
+}
+
+// -----
+
 // Random draws take the step, and the trainer's seed (0 here) mixed into
 // theirs, so that each step draws afresh; the mask has no gradient.
 

@@ -60,6 +60,14 @@ void fastnn::runtime::checkReluPostOp(int64_t PostOp, const char *Kernel) {
                       postOpText(PostOp).substr(1));
 }
 
+void fastnn::runtime::checkTrainingBatchNormPostOp(int64_t PostOp) {
+  checkPostOp(PostOp);
+  if (PostOp & FNN_POST_ACCUMULATE)
+    throw KernelError("batch_norm (training) takes post-op FNN_POST_NONE, "
+                      "FNN_POST_RELU or FNN_POST_RELU6, not" +
+                      postOpText(PostOp).substr(1));
+}
+
 std::string fastnn::runtime::postOpText(int64_t PostOp) {
   std::string Text = PostOp & FNN_POST_ACCUMULATE ? ", accumulate" : "";
   switch (PostOp & FNN_POST_ACTIVATION_MASK) {

@@ -84,7 +84,7 @@ dnnl::batch_normalization_forward::primitive_desc
 forwardDesc(CpuKernel &K, const fnn_batch_norm_desc &D) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
-  fastnn::runtime::checkReluPostOp(D.post_op, "batch_norm");
+  fastnn::runtime::checkTrainingBatchNormPostOp(D.post_op);
   checkShape(D.input, "input", 2, 5);
   if (!(D.epsilon >= 0))
     throw KernelError("epsilon must be >= 0");
@@ -128,8 +128,8 @@ constexpr int64_t SumBlockRows = 64;
 struct RowPass {
   enum Kind { Stats, Normalize, GradientSums, InputGradient } Kind;
   int64_t C;
-  /// Normalize: apply a relu (the post-op).
-  bool Relu;
+  /// Normalize: the post-op's activation (FNN_POST_NONE, _RELU, _RELU6).
+  int64_t Activation;
   const void *X, *Dy;
   void *Out;
   /// Stats: the shift; Normalize: multiplier, addend; GradientSums: mean;
@@ -184,9 +184,13 @@ template <typename T>
     for (int64_t R = Begin; R < End; ++R) {
       const T *Xr = X + R * C;
       T *Yr = Y + R * C;
-      if (P.Relu)
+      if (P.Activation == FNN_POST_RELU)
         for (int64_t I = 0; I < C; ++I)
           narrow(Yr[I], std::max(0.f, widen(Xr[I]) * P.P0[I] + P.P1[I]));
+      else if (P.Activation == FNN_POST_RELU6)
+        for (int64_t I = 0; I < C; ++I)
+          narrow(Yr[I], std::min(6.f, std::max(0.f, widen(Xr[I]) * P.P0[I] +
+                                                        P.P1[I])));
       else
         for (int64_t I = 0; I < C; ++I)
           narrow(Yr[I], widen(Xr[I]) * P.P0[I] + P.P1[I]);
@@ -232,7 +236,8 @@ bool runsDirect(const fnn_batch_norm_desc &D) {
 /// create (per-thread sums, per-channel coefficients).
 struct DirectBatchNorm final : KernelState {
   int64_t Rows = 0, C = 0;
-  bool Bf16 = false, Relu = false;
+  bool Bf16 = false;
+  int64_t Activation = FNN_POST_NONE;
   double Epsilon = 0;
   int Threads = 1;
   RunRowsFn RunRows = nullptr;
@@ -245,7 +250,7 @@ struct DirectBatchNorm final : KernelState {
       Rows *= D.input.dims[I];
     Epsilon = D.epsilon;
     Bf16 = D.dtype == FNN_BF16;
-    Relu = D.post_op == FNN_POST_RELU;
+    Activation = D.post_op;
     RunRows = cpuHasAvx512()
                   ? (Bf16 ? runRowsAvx512<uint16_t> : runRowsAvx512<float>)
                   : (Bf16 ? runRowsAvx2<uint16_t> : runRowsAvx2<float>);
@@ -260,8 +265,9 @@ struct DirectBatchNorm final : KernelState {
     float *Center = coefficient(0), *A = coefficient(1), *B = coefficient(2);
     for (int64_t I = 0; I < C; ++I)
       Center[I] = rowValue(X, I);
-    RowPass P{RowPass::Stats, C,       false,   X,       nullptr,  nullptr,
-              Center,         nullptr, nullptr, nullptr, blocks(), sums()};
+    RowPass P{RowPass::Stats, C,       FNN_POST_NONE, X,
+              nullptr,        nullptr, Center,        nullptr,
+              nullptr,        nullptr, blocks(),      sums()};
     double *Sum = sumSlices();
     run(P);
     for (int64_t I = 0; I < C; ++I) {
@@ -281,7 +287,7 @@ struct DirectBatchNorm final : KernelState {
     }
     RowPass N{RowPass::Normalize,
               C,
-              Relu,
+              Activation,
               X,
               nullptr,
               Y,
@@ -301,7 +307,7 @@ struct DirectBatchNorm final : KernelState {
           *XCoefficient = coefficient(3);
     RowPass P{RowPass::GradientSums,
               C,
-              false,
+              FNN_POST_NONE,
               X,
               Dy,
               nullptr,
@@ -330,9 +336,18 @@ struct DirectBatchNorm final : KernelState {
     }
     if (!Dx)
       return;
-    RowPass G{
-        RowPass::InputGradient, C,       false,  X, Dy, Dx, Mean, A, GradMean,
-        XCoefficient,           nullptr, nullptr};
+    RowPass G{RowPass::InputGradient,
+              C,
+              FNN_POST_NONE,
+              X,
+              Dy,
+              Dx,
+              Mean,
+              A,
+              GradMean,
+              XCoefficient,
+              nullptr,
+              nullptr};
     run(G);
   }
 
@@ -384,18 +399,20 @@ void buildForward(CpuKernel &K, const fnn_batch_norm_desc &D) {
              {DNNL_ARG_MEAN, K.operand(FwMeanSlot)},
              {DNNL_ARG_VARIANCE, K.operand(FwVarianceSlot)}},
             PD.scratchpad_desc());
-  if (D.post_op == FNN_POST_RELU) {
+  if (D.post_op != FNN_POST_NONE) {
     // oneDNN 2.6's batch norm fuses a relu only with a workspace for its
-    // backward, which the compiler's relu gradient does not read: a relu
-    // in place instead.
-    dnnl::eltwise_forward::primitive_desc Relu(
+    // backward, which the compiler's gradient does not read, and no relu6:
+    // the activation in place instead.
+    bool Relu6 = D.post_op == FNN_POST_RELU6;
+    dnnl::eltwise_forward::primitive_desc Activation(
         dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
-                                    dnnl::algorithm::eltwise_relu,
-                                    PD.dst_desc(), 0.f),
+                                    Relu6 ? dnnl::algorithm::eltwise_clip
+                                          : dnnl::algorithm::eltwise_relu,
+                                    PD.dst_desc(), 0.f, Relu6 ? 6.f : 0.f),
         makeAttr(FNN_POST_NONE), K.device().Engine);
-    K.addStep(dnnl::eltwise_forward(Relu),
+    K.addStep(dnnl::eltwise_forward(Activation),
               {{DNNL_ARG_SRC, Dst}, {DNNL_ARG_DST, Dst}},
-              Relu.scratchpad_desc());
+              Activation.scratchpad_desc());
   }
   K.finishOutput(FwDstSlot, Dst);
 }

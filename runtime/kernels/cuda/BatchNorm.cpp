@@ -8,9 +8,9 @@
 //   averaging factor of 1, so its running mean and variance are the
 //   batch's: the mean is the ABI's, the variance is the unbiased one and a
 //   small kernel makes it the biased one the ABI (and the CPU kernel)
-//   writes; a ReLU post-op follows in place as in inference. The outputs are
-//   zeroed first: cuDNN blends the old running values in with weight 0, and 0 *
-//   NaN would stay NaN;
+//   writes; a ReLU or ReLU6 post-op follows in place as in inference. The
+//   outputs are zeroed first: cuDNN blends the old running values in with
+//   weight 0, and 0 * NaN would stay NaN;
 // - backward: cudnnBatchNormalizationBackward with the saved mean and
 //   1/sqrt(variance + epsilon) computed from the ABI's variance into a
 //   kernel-owned buffer. Gradients the caller does not want (NULL) go to
@@ -30,8 +30,8 @@ namespace {
 struct BatchNormKernel final : CudaKernel {
   using CudaKernel::CudaKernel;
   TensorDescriptor Data, Channel;
-  ActivationDescriptor Relu;
-  bool ApplyRelu = false;
+  ActivationDescriptor Activation;
+  bool ApplyActivation = false;
   double Epsilon = 0;
   int64_t Channels = 0, CountPerChannel = 0;
   DeviceBuffer InvStd, SpareGradInput, SpareGradScale, SpareGradShift;
@@ -81,11 +81,14 @@ TensorDescriptor dataDescriptor(const fnn_batch_norm_desc &D) {
   return T;
 }
 
-std::unique_ptr<BatchNormKernel> make(fnn_device &Device,
-                                      const fnn_batch_norm_desc &D) {
+std::unique_ptr<BatchNormKernel>
+make(fnn_device &Device, const fnn_batch_norm_desc &D, bool Training) {
   checkFloatType(D.dtype);
   checkLayout(D.layout);
-  fastnn::runtime::checkReluPostOp(D.post_op, "batch_norm");
+  if (Training)
+    fastnn::runtime::checkTrainingBatchNormPostOp(D.post_op);
+  else
+    fastnn::runtime::checkReluPostOp(D.post_op, "batch_norm");
   checkShape(D.input, "input", 2, 5);
   if (!(D.epsilon >= 0))
     throw KernelError("epsilon must be >= 0");
@@ -95,9 +98,9 @@ std::unique_ptr<BatchNormKernel> make(fnn_device &Device,
   check(cudnnDeriveBNTensorDescriptor(K->Channel.get(), K->Data.get(),
                                       CUDNN_BATCHNORM_SPATIAL),
         "cudnnDeriveBNTensorDescriptor");
-  K->ApplyRelu = D.post_op == FNN_POST_RELU;
-  if (K->ApplyRelu)
-    K->Relu = activationDescriptor(FNN_POST_RELU);
+  K->ApplyActivation = D.post_op != FNN_POST_NONE;
+  if (K->ApplyActivation)
+    K->Activation = activationDescriptor(D.post_op);
   K->Epsilon = D.epsilon;
   K->Channels = D.input.dims[D.layout == FNN_NHWC ? D.input.rank - 1 : 1];
   K->CountPerChannel = numElements(D.input) / K->Channels;
@@ -110,7 +113,9 @@ extern "C" fnn_kernel *fnn_batch_norm_create(fnn_device *Device,
                                              const fnn_batch_norm_desc *Desc) {
   return fastnn::runtime::createKernel(
       "fnn_batch_norm_create", Device, Desc,
-      [Device](const fnn_batch_norm_desc &D) { return make(*Device, D); },
+      [Device](const fnn_batch_norm_desc &D) {
+        return make(*Device, D, false);
+      },
       [](const fnn_batch_norm_desc &D) { return describe(D, ""); });
 }
 
@@ -125,9 +130,9 @@ extern "C" void fnn_batch_norm_forward(fnn_kernel *Handle, const void *Input,
                      K.Data.get(), Input, K.Data.get(), Output, K.Channel.get(),
                      Scale, Shift, Mean, Variance, K.Epsilon),
                  Function, "cudnnBatchNormalizationForwardInference") ||
-      !K.ApplyRelu)
+      !K.ApplyActivation)
     return;
-  succeeded(cudnnActivationForward(K.Device.Cudnn, K.Relu.get(), &One,
+  succeeded(cudnnActivationForward(K.Device.Cudnn, K.Activation.get(), &One,
                                    K.Data.get(), Output, &Zero, K.Data.get(),
                                    Output),
             Function, "cudnnActivationForward");
@@ -138,7 +143,7 @@ fnn_batch_norm_train_create(fnn_device *Device,
                             const fnn_batch_norm_desc *Desc) {
   return fastnn::runtime::createKernel(
       "fnn_batch_norm_train_create", Device, Desc,
-      [Device](const fnn_batch_norm_desc &D) { return make(*Device, D); },
+      [Device](const fnn_batch_norm_desc &D) { return make(*Device, D, true); },
       [](const fnn_batch_norm_desc &D) { return describe(D, " (training)"); });
 }
 
@@ -163,8 +168,8 @@ extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Handle,
     return;
   launchBiasedVariance(static_cast<float *>(Variance), K.Channels,
                        K.CountPerChannel, K.Device.Compute);
-  if (K.ApplyRelu)
-    succeeded(cudnnActivationForward(K.Device.Cudnn, K.Relu.get(), &One,
+  if (K.ApplyActivation)
+    succeeded(cudnnActivationForward(K.Device.Cudnn, K.Activation.get(), &One,
                                      K.Data.get(), Output, &Zero, K.Data.get(),
                                      Output),
               Function, "cudnnActivationForward");
@@ -180,7 +185,7 @@ fnn_batch_norm_backward_create(fnn_device *Device,
           throw KernelError("post_op must be FNN_POST_NONE for the backward "
                             "(the compiler applies the relu's gradient "
                             "itself)");
-        auto K = make(*Device, D);
+        auto K = make(*Device, D, true);
         size_t StatBytes = static_cast<size_t>(K->Channels) * sizeof(float);
         K->InvStd = DeviceBuffer(StatBytes);
         K->SpareGradScale = DeviceBuffer(StatBytes);

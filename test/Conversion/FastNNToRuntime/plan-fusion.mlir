@@ -36,6 +36,21 @@ func.func @batch_norm_train_relu(%x: tensor<2x2x2x3xf32>, %s: tensor<3xf32>, %b:
 
 // -----
 
+// And a relu6 (a clip 0..6, whose gradient reads the clip's output).
+
+// CHECK-LABEL: func.func @batch_norm_train_relu6
+// CHECK: fastnn.batch_norm_train {{.*}} {fastnn.post_op = "relu6", layout = #fastnn.layout<nhwc>}
+// CHECK-NEXT: fastnn.clip {{.*}} {fastnn.fused_into_producer, max = 6.000000e+00 : f64, min = 0.000000e+00 : f64}
+func.func @batch_norm_train_relu6(%x: tensor<2x2x2x3xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %dr: tensor<2x2x2x3xf32>) -> (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) {
+  %y, %m, %v = fastnn.batch_norm_train %x, %s, %b {layout = #fastnn.layout<nhwc>} : (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %r = fastnn.clip %y {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x2x2x3xf32>
+  %dy = fastnn.clip_backward %r, %dr {min = 0.0 : f64, max = 6.0 : f64} : tensor<2x2x2x3xf32>
+  %dx, %ds, %db = fastnn.batch_norm_backward %x, %s, %m, %v, %dy {layout = #fastnn.layout<nhwc>} : (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x2x2x3xf32>) -> (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %r, %dx : tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>
+}
+
+// -----
+
 // Not when the convolution's result has another reader.
 
 // CHECK-LABEL: func.func @conv_used_twice

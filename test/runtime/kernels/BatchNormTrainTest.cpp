@@ -10,6 +10,7 @@
 #include "KernelTestUtil.h"
 
 #include <algorithm>
+#include <cmath>
 
 using namespace fastnn::test;
 
@@ -92,23 +93,28 @@ TEST_P(BatchNormTrainTest, ForwardAndBackwardMatchFloat64) {
   expectClose(GotMean, Ref.Mean);
   expectClose(GotVar, Ref.Var);
 
-  // With the relu post-op the forward writes the relu of the same values.
-  fnn_batch_norm_desc WithRelu = D;
-  WithRelu.post_op = FNN_POST_RELU;
-  KernelPtr FwRelu(fnn_batch_norm_train_create(Device, &WithRelu));
-  ASSERT_TRUE(FwRelu) << fnn_last_error();
-  std::vector<float> Rectified(X.size()), ReluMean(C), ReluVar(C);
-  fnn_batch_norm_train_forward(FwRelu.get(), Xin.data(), Scale.data(),
-                               Shift.data(), Rectified.data(), ReluMean.data(),
-                               ReluVar.data());
-  ASSERT_STREQ(fnn_last_error(), "");
-  std::vector<double> RefRectified = Ref.Y;
-  for (double &V : RefRectified)
-    V = std::max(0.0, V);
-  expectClose(Nhwc ? nhwcToNchw(Rectified, N, C, H, W) : Rectified,
-              RefRectified);
-  EXPECT_EQ(ReluMean, GotMean);
-  EXPECT_EQ(ReluVar, GotVar);
+  // With a relu or relu6 post-op the forward writes the activation of the
+  // same values.
+  for (int64_t PostOp : {FNN_POST_RELU, FNN_POST_RELU6}) {
+    SCOPED_TRACE(PostOp == FNN_POST_RELU ? "relu" : "relu6");
+    fnn_batch_norm_desc WithActivation = D;
+    WithActivation.post_op = PostOp;
+    KernelPtr FwActivation(
+        fnn_batch_norm_train_create(Device, &WithActivation));
+    ASSERT_TRUE(FwActivation) << fnn_last_error();
+    std::vector<float> Activated(X.size()), ActivatedMean(C), ActivatedVar(C);
+    fnn_batch_norm_train_forward(FwActivation.get(), Xin.data(), Scale.data(),
+                                 Shift.data(), Activated.data(),
+                                 ActivatedMean.data(), ActivatedVar.data());
+    ASSERT_STREQ(fnn_last_error(), "");
+    std::vector<double> RefActivated = Ref.Y;
+    for (double &V : RefActivated)
+      V = std::min(PostOp == FNN_POST_RELU6 ? 6.0 : INFINITY, std::max(0.0, V));
+    expectClose(Nhwc ? nhwcToNchw(Activated, N, C, H, W) : Activated,
+                RefActivated);
+    EXPECT_EQ(ActivatedMean, GotMean);
+    EXPECT_EQ(ActivatedVar, GotVar);
+  }
 
   std::vector<float> GotDx(X.size()), GotDscale(C), GotDshift(C);
   fnn_batch_norm_backward(Bw.get(), Xin.data(), Scale.data(), GotMean.data(),
@@ -217,8 +223,9 @@ TEST_F(KernelTest, BatchNormTrainManyRowsOffsetMean) {
   expectClose(Dshift, Ref.Dshift, 1e-4);
 }
 
-// The forward takes a relu post-op, nothing else; the backward none (the
-// compiler applies the relu's gradient), in both layouts.
+// The forward takes a relu or relu6 post-op, not an accumulation; the
+// backward none (the compiler applies the activation's gradient), in both
+// layouts.
 TEST_F(KernelTest, BatchNormTrainPostOps) {
   for (bool Nhwc : {false, true}) {
     SCOPED_TRACE(Nhwc ? "NHWC" : "NCHW");
@@ -226,15 +233,19 @@ TEST_F(KernelTest, BatchNormTrainPostOps) {
     D.input = layoutShape(2, 3, 4, 4, Nhwc);
     D.dtype = FNN_F32;
     D.layout = Nhwc ? FNN_NHWC : FNN_NCHW;
-    D.post_op = FNN_POST_RELU;
-    KernelPtr Fw(fnn_batch_norm_train_create(Device, &D));
-    EXPECT_TRUE(Fw) << fnn_last_error();
-    EXPECT_EQ(fnn_batch_norm_backward_create(Device, &D), nullptr);
-    EXPECT_NE(std::string(fnn_last_error()).find("post_op"), std::string::npos)
-        << fnn_last_error();
-    D.post_op = FNN_POST_RELU6;
+    for (int64_t PostOp : {FNN_POST_RELU, FNN_POST_RELU6}) {
+      D.post_op = PostOp;
+      KernelPtr Fw(fnn_batch_norm_train_create(Device, &D));
+      EXPECT_TRUE(Fw) << fnn_last_error();
+      EXPECT_EQ(fnn_batch_norm_backward_create(Device, &D), nullptr);
+      EXPECT_NE(std::string(fnn_last_error()).find("post_op"),
+                std::string::npos)
+          << fnn_last_error();
+    }
+    D.post_op = FNN_POST_RELU | FNN_POST_ACCUMULATE;
     EXPECT_EQ(fnn_batch_norm_train_create(Device, &D), nullptr);
-    EXPECT_NE(std::string(fnn_last_error()).find("post"), std::string::npos)
+    EXPECT_NE(std::string(fnn_last_error()).find("accumulate"),
+              std::string::npos)
         << fnn_last_error();
   }
 }

@@ -54,9 +54,11 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
       `fastnn.fused_into_producer` on that relu: the kernel's epilogue
       applies it (oneDNN post-ops, cuDNN and cuBLASLt epilogues), and the
       relu takes neither memory nor code;
-    - `fastnn.post_op = "relu6"` on a conv2d whose result only a clip
-      0..6 reads, `fastnn.fused_into_producer` on the clip (the batch norm
-      and matmul kernels fuse a relu at most);
+    - `fastnn.post_op = "relu6"` on a conv2d or batch_norm_train whose
+      result only a clip 0..6 reads, `fastnn.fused_into_producer` on the
+      clip (the inference batch norm and matmul kernels fuse a relu at
+      most; a clip's gradient reads the clip's output, so training leaves
+      the clip the only reader);
     - `fastnn.accumulate` on a conv2d whose result only an add reads, and
       `fastnn.fused_into_producer` on the add: a residual add computed in
       place, the convolution adding its result to the other addend's

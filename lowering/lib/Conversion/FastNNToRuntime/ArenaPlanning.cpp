@@ -38,7 +38,8 @@ LogicalResult readFusion(Block &body, ArenaLayout &layout) {
     if (auto postOp = op.getAttrOfType<StringAttr>(kPostOpAttr)) {
       if (postOp.getValue() == kPostOpRelu)
         layout.postOps[&op] = FNN_POST_RELU;
-      else if (postOp.getValue() == kPostOpRelu6 && isa<Conv2DOp>(op))
+      else if (postOp.getValue() == kPostOpRelu6 &&
+               isa<Conv2DOp, BatchNormTrainOp>(op))
         layout.postOps[&op] = FNN_POST_RELU6;
       else
         return op.emitOpError("has post-op '")

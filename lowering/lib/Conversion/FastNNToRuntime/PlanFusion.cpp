@@ -64,10 +64,10 @@ public:
         if (!fuseMatMulBias(add))
           fuseResidualAdd(add);
       } else if (auto relu = dyn_cast<ReluOp>(op)) {
-        fuseActivation(relu, kPostOpRelu, /*convolutionsOnly=*/false);
+        fuseActivation(relu, kPostOpRelu, /*relu6Kernels=*/false);
       } else if (auto clip = dyn_cast<ClipOp>(op)) {
         if (clip.getMin().isZero() && clip.getMax().isExactlyValue(6.0))
-          fuseActivation(clip, kPostOpRelu6, /*convolutionsOnly=*/true);
+          fuseActivation(clip, kPostOpRelu6, /*relu6Kernels=*/true);
       } else if (op.hasTrait<OpTrait::fastnn::Reduction>()) {
         op.setAttr(kCodegenAttr,
                    builder.getStringAttr(reducesInLoops(&op) ? kCodegenLoops
@@ -87,16 +87,16 @@ private:
            isFloat(op->getResult(0));
   }
 
-  /// An activation (relu, or relu6 where only convolutions take it) whose
-  /// input a kernel computes, read by the activation alone, is the
-  /// kernel's post-op.
+  /// An activation (relu, or relu6 where only convolutions and training
+  /// batch norm take it) whose input a kernel computes, read by the
+  /// activation alone, is the kernel's post-op.
   void fuseActivation(Operation *activation, StringRef postOp,
-                      bool convolutionsOnly) {
+                      bool relu6Kernels) {
     Value input = activation->getOperand(0);
     Operation *kernel = aliases.root(input).getDefiningOp();
     if (!kernel || !input.hasOneUse() || !acceptsPostOp(kernel) ||
         kernel->hasAttr(kPostOpAttr) ||
-        (convolutionsOnly && !isa<Conv2DOp>(kernel)))
+        (relu6Kernels && !isa<Conv2DOp, BatchNormTrainOp>(kernel)))
       return;
     kernel->setAttr(kPostOpAttr, builder.getStringAttr(postOp));
     activation->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());

@@ -494,8 +494,11 @@ FASTNN_UNARY_GRADIENT(LeakyReluOp, {
   return LeakyReluBackwardOp::create(b, loc, x.getType(), x, dy,
                                      getAlphaAttr());
 })
+// From the clip's output, which is strictly inside (min, max) exactly where
+// its input is: the input need not live on to the backward pass, and the
+// clip can be its producer's post-op.
 FASTNN_UNARY_GRADIENT(ClipOp, {
-  return ClipBackwardOp::create(b, loc, x.getType(), x, dy, getMinAttr(),
+  return ClipBackwardOp::create(b, loc, y.getType(), y, dy, getMinAttr(),
                                 getMaxAttr());
 })
 FASTNN_UNARY_GRADIENT(SignOp, { return zerosLike(b, loc, x); })

@@ -148,7 +148,12 @@ def FastNN_LeakyReluBackwardOp : FastNN_MaskedGradOp<"leaky_relu_backward"> {
 }
 
 def FastNN_ClipBackwardOp : FastNN_MaskedGradOp<"clip_backward"> {
-  let summary = "grad_output where min < input < max, else 0 (TF's relu6 rule)";
+  let summary = "grad_output where min < forward < max, else 0 (TF's relu6 "
+                "rule)";
+  let description = [{
+    `forward` is the clip's output (the gradient builds it so) or its input:
+    either is strictly inside (min, max) exactly where the other is.
+  }];
   let arguments = (ins FastNN_FloatTensor:$forward,
       FastNN_FloatTensor:$grad_output, F64Attr:$min, F64Attr:$max);
 }
