@@ -29,6 +29,7 @@
 #include <cstring>
 #include <sstream>
 #include <string>
+#include <utility>
 
 using namespace fastnn::cpu;
 using dnnl::memory;
@@ -271,11 +272,7 @@ struct DirectBatchNorm final : KernelState {
     double *Sum = sumSlices();
     run(P);
     for (int64_t I = 0; I < C; ++I) {
-      double S = 0, Q = 0;
-      for (int T = 0; T < Threads; ++T) {
-        S += Sum[T * 2 * C + I];
-        Q += Sum[T * 2 * C + C + I];
-      }
+      auto [S, Q] = threadTotals(Sum, I);
       double Shifted = S / Rows;
       Mean[I] = static_cast<float>(Center[I] + Shifted);
       Variance[I] =
@@ -320,11 +317,7 @@ struct DirectBatchNorm final : KernelState {
     double *Sum = sumSlices();
     run(P);
     for (int64_t I = 0; I < C; ++I) {
-      double S = 0, Q = 0;
-      for (int T = 0; T < Threads; ++T) {
-        S += Sum[T * 2 * C + I];
-        Q += Sum[T * 2 * C + C + I];
-      }
+      auto [S, Q] = threadTotals(Sum, I);
       double InvStd = 1 / std::sqrt(double(Variance[I]) + Epsilon);
       if (GradShift)
         GradShift[I] = static_cast<float>(S);
@@ -361,6 +354,15 @@ private:
   double *sumSlices() const {
     std::fill(sums(), sums() + Threads * 2 * C, 0.0);
     return sums();
+  }
+  /// Channel \p I's two sums, added over the threads in order.
+  std::pair<double, double> threadTotals(const double *Sum, int64_t I) const {
+    double S = 0, Q = 0;
+    for (int T = 0; T < Threads; ++T) {
+      S += Sum[T * 2 * C + I];
+      Q += Sum[T * 2 * C + C + I];
+    }
+    return {S, Q};
   }
   float rowValue(const void *X, int64_t I) const {
     return Bf16 ? widen(static_cast<const uint16_t *>(X)[I])
