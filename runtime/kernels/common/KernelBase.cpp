@@ -43,16 +43,30 @@ void fastnn::runtime::checkLayout(int64_t Layout) {
     throw KernelError("unknown layout " + std::to_string(Layout));
 }
 
-void fastnn::runtime::checkPostOp(int64_t PostOp) {
+namespace {
+/// Throws unless \p PostOp is an activation, optionally or'ed with one of
+/// FNN_POST_ACCUMULATE and FNN_POST_RESIDUAL.
+void checkPostOpWord(int64_t PostOp) {
   int64_t Activation = PostOp & FNN_POST_ACTIVATION_MASK;
-  if ((PostOp & ~int64_t(FNN_POST_ACTIVATION_MASK | FNN_POST_ACCUMULATE)) ||
+  if ((PostOp & ~int64_t(FNN_POST_ACTIVATION_MASK | FNN_POST_ACCUMULATE |
+                         FNN_POST_RESIDUAL)) ||
+      ((PostOp & FNN_POST_ACCUMULATE) && (PostOp & FNN_POST_RESIDUAL)) ||
       (Activation != FNN_POST_NONE && Activation != FNN_POST_RELU &&
        Activation != FNN_POST_RELU6))
-    throw KernelError("unknown post-op " + std::to_string(PostOp));
+    throw fastnn::runtime::KernelError("unknown post-op " +
+                                       std::to_string(PostOp));
+}
+} // namespace
+
+void fastnn::runtime::checkPostOp(int64_t PostOp) {
+  checkPostOpWord(PostOp);
+  if (PostOp & FNN_POST_RESIDUAL)
+    throw KernelError("conv2d takes FNN_POST_ACCUMULATE (the residual in the "
+                      "output buffer), not FNN_POST_RESIDUAL");
 }
 
 void fastnn::runtime::checkReluPostOp(int64_t PostOp, const char *Kernel) {
-  checkPostOp(PostOp);
+  checkPostOpWord(PostOp);
   if (PostOp != FNN_POST_NONE && PostOp != FNN_POST_RELU)
     throw KernelError(std::string(Kernel) +
                       " takes post-op FNN_POST_NONE or "
@@ -61,15 +75,18 @@ void fastnn::runtime::checkReluPostOp(int64_t PostOp, const char *Kernel) {
 }
 
 void fastnn::runtime::checkTrainingBatchNormPostOp(int64_t PostOp) {
-  checkPostOp(PostOp);
+  checkPostOpWord(PostOp);
   if (PostOp & FNN_POST_ACCUMULATE)
     throw KernelError("batch_norm (training) takes post-op FNN_POST_NONE, "
-                      "FNN_POST_RELU or FNN_POST_RELU6, not" +
+                      "FNN_POST_RELU or FNN_POST_RELU6, optionally with "
+                      "FNN_POST_RESIDUAL, not" +
                       postOpText(PostOp).substr(1));
 }
 
 std::string fastnn::runtime::postOpText(int64_t PostOp) {
-  std::string Text = PostOp & FNN_POST_ACCUMULATE ? ", accumulate" : "";
+  std::string Text = PostOp & FNN_POST_ACCUMULATE ? ", accumulate"
+                     : PostOp & FNN_POST_RESIDUAL ? ", residual"
+                                                  : "";
   switch (PostOp & FNN_POST_ACTIVATION_MASK) {
   case FNN_POST_RELU:
     return Text + ", relu";

@@ -8,7 +8,8 @@
 // forward_training writes the batch mean and biased variance (outputs
 // DNNL_ARG_MEAN/VARIANCE), and the backward (prop_kind::backward,
 // use_scale | use_shift) reads them back (inputs) with the input to produce
-// grad_input, grad_scale and grad_shift.
+// grad_input, grad_scale and grad_shift. A residual (FNN_POST_RESIDUAL) is a
+// binary add after the normalisation there, the activation its post-op.
 //
 // oneDNN 2.6's backward with use_shift counts DNNL_ARG_SHIFT among its
 // inputs and fails execution with invalid_arguments without it, although the
@@ -42,7 +43,8 @@ enum ForwardSlot {
   FwShiftSlot,
   FwDstSlot,
   FwMeanSlot,
-  FwVarianceSlot
+  FwVarianceSlot,
+  FwResidualSlot
 };
 enum BackwardSlot {
   BwSrcSlot,
@@ -139,7 +141,43 @@ struct RowPass {
   /// Per thread: 2 * C floats of block sums, 2 * C doubles of sums.
   float *Blocks;
   double *Sums;
+  /// Normalize: the residual added before the activation, or null.
+  const void *Residual = nullptr;
 };
+
+/// One row of the Normalize pass: activation(x * P0 + P1 [+ residual]).
+template <typename T, bool AddResidual, int64_t Activation>
+[[gnu::always_inline]] inline void normalizeRow(const RowPass &P, const T *X,
+                                                const T *Residual, T *Y) {
+  for (int64_t I = 0; I < P.C; ++I) {
+    float V = widen(X[I]) * P.P0[I] + P.P1[I];
+    if constexpr (AddResidual)
+      V += widen(Residual[I]);
+    if constexpr (Activation == FNN_POST_RELU)
+      V = std::max(0.f, V);
+    else if constexpr (Activation == FNN_POST_RELU6)
+      V = std::min(6.f, std::max(0.f, V));
+    narrow(Y[I], V);
+  }
+}
+
+template <typename T, bool AddResidual>
+[[gnu::always_inline]] inline void normalizeRows(const RowPass &P,
+                                                 int64_t Begin, int64_t End) {
+  const int64_t C = P.C;
+  const T *X = static_cast<const T *>(P.X);
+  const T *Residual = static_cast<const T *>(P.Residual);
+  T *Y = static_cast<T *>(P.Out);
+  for (int64_t R = Begin; R < End; ++R) {
+    const T *Rr = AddResidual ? Residual + R * C : nullptr;
+    if (P.Activation == FNN_POST_RELU)
+      normalizeRow<T, AddResidual, FNN_POST_RELU>(P, X + R * C, Rr, Y + R * C);
+    else if (P.Activation == FNN_POST_RELU6)
+      normalizeRow<T, AddResidual, FNN_POST_RELU6>(P, X + R * C, Rr, Y + R * C);
+    else
+      normalizeRow<T, AddResidual, FNN_POST_NONE>(P, X + R * C, Rr, Y + R * C);
+  }
+}
 
 template <typename T>
 [[gnu::always_inline]] inline void runRowsOf(const RowPass &P, int64_t Begin,
@@ -180,24 +218,12 @@ template <typename T>
     }
     return;
   }
-  case RowPass::Normalize: {
-    T *Y = static_cast<T *>(P.Out);
-    for (int64_t R = Begin; R < End; ++R) {
-      const T *Xr = X + R * C;
-      T *Yr = Y + R * C;
-      if (P.Activation == FNN_POST_RELU)
-        for (int64_t I = 0; I < C; ++I)
-          narrow(Yr[I], std::max(0.f, widen(Xr[I]) * P.P0[I] + P.P1[I]));
-      else if (P.Activation == FNN_POST_RELU6)
-        for (int64_t I = 0; I < C; ++I)
-          narrow(Yr[I], std::min(6.f, std::max(0.f, widen(Xr[I]) * P.P0[I] +
-                                                        P.P1[I])));
-      else
-        for (int64_t I = 0; I < C; ++I)
-          narrow(Yr[I], widen(Xr[I]) * P.P0[I] + P.P1[I]);
-    }
+  case RowPass::Normalize:
+    if (P.Residual)
+      normalizeRows<T, true>(P, Begin, End);
+    else
+      normalizeRows<T, false>(P, Begin, End);
     return;
-  }
   case RowPass::InputGradient: {
     T *Dx = static_cast<T *>(P.Out);
     for (int64_t R = Begin; R < End; ++R) {
@@ -239,6 +265,7 @@ struct DirectBatchNorm final : KernelState {
   int64_t Rows = 0, C = 0;
   bool Bf16 = false;
   int64_t Activation = FNN_POST_NONE;
+  bool AddResidual = false;
   double Epsilon = 0;
   int Threads = 1;
   RunRowsFn RunRows = nullptr;
@@ -251,7 +278,8 @@ struct DirectBatchNorm final : KernelState {
       Rows *= D.input.dims[I];
     Epsilon = D.epsilon;
     Bf16 = D.dtype == FNN_BF16;
-    Activation = D.post_op;
+    Activation = D.post_op & FNN_POST_ACTIVATION_MASK;
+    AddResidual = D.post_op & FNN_POST_RESIDUAL;
     RunRows = cpuHasAvx512()
                   ? (Bf16 ? runRowsAvx512<uint16_t> : runRowsAvx512<float>)
                   : (Bf16 ? runRowsAvx2<uint16_t> : runRowsAvx2<float>);
@@ -261,8 +289,9 @@ struct DirectBatchNorm final : KernelState {
     Coefficients = allocateAligned(4 * C * sizeof(float));
   }
 
-  void forward(const void *X, const float *Scale, const float *Shift, void *Y,
-               float *Mean, float *Variance) const {
+  void forward(const void *X, const float *Scale, const float *Shift,
+               const void *Residual, void *Y, float *Mean,
+               float *Variance) const {
     float *Center = coefficient(0), *A = coefficient(1), *B = coefficient(2);
     for (int64_t I = 0; I < C; ++I)
       Center[I] = rowValue(X, I);
@@ -293,7 +322,8 @@ struct DirectBatchNorm final : KernelState {
               nullptr,
               nullptr,
               nullptr,
-              nullptr};
+              nullptr,
+              AddResidual ? Residual : nullptr};
     run(N);
   }
 
@@ -391,17 +421,33 @@ void buildForward(CpuKernel &K, const fnn_batch_norm_desc &D) {
   K.addOperand(DataDesc);
   K.addOperand(ChannelDesc);
   K.addOperand(ChannelDesc);
+  K.addOperand(DataDesc);
   memory Src = K.inputIn(FwSrcSlot, PD.src_desc());
   memory Dst = K.outputIn(FwDstSlot, PD.dst_desc());
+  bool AddResidual = D.post_op & FNN_POST_RESIDUAL;
+  memory Normalized = AddResidual ? K.addTransient(PD.dst_desc()) : Dst;
   K.addStep(dnnl::batch_normalization_forward(PD),
             {{DNNL_ARG_SRC, Src},
              {DNNL_ARG_SCALE, K.operand(FwScaleSlot)},
              {DNNL_ARG_SHIFT, K.operand(FwShiftSlot)},
-             {DNNL_ARG_DST, Dst},
+             {DNNL_ARG_DST, Normalized},
              {DNNL_ARG_MEAN, K.operand(FwMeanSlot)},
              {DNNL_ARG_VARIANCE, K.operand(FwVarianceSlot)}},
             PD.scratchpad_desc());
-  if (D.post_op != FNN_POST_NONE) {
+  if (AddResidual) {
+    // The activation is the add's post-op; the residual, which may be the
+    // output itself, is its in-place operand.
+    memory Residual = K.inputIn(FwResidualSlot, PD.dst_desc());
+    dnnl::binary::primitive_desc Add(
+        dnnl::binary::desc(dnnl::algorithm::binary_add, PD.dst_desc(),
+                           PD.dst_desc(), PD.dst_desc()),
+        makeAttr(D.post_op & FNN_POST_ACTIVATION_MASK), K.device().Engine);
+    K.addStep(dnnl::binary(Add),
+              {{DNNL_ARG_SRC_0, Residual},
+               {DNNL_ARG_SRC_1, Normalized},
+               {DNNL_ARG_DST, Dst}},
+              Add.scratchpad_desc());
+  } else if (D.post_op != FNN_POST_NONE) {
     // oneDNN 2.6's batch norm fuses a relu only with a workspace for its
     // backward, which the compiler's gradient does not read, and no relu6:
     // the activation in place instead.
@@ -479,15 +525,13 @@ fnn_batch_norm_train_create(fnn_device *Device,
                       describe);
 }
 
-extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Handle,
-                                             const void *Input,
-                                             const void *Scale,
-                                             const void *Shift, void *Output,
-                                             void *Mean, void *Variance) {
+extern "C" void fnn_batch_norm_train_forward(
+    fnn_kernel *Handle, const void *Input, const void *Scale, const void *Shift,
+    const void *Residual, void *Output, void *Mean, void *Variance) {
   CpuKernel *Kernel = CpuKernel::from(Handle);
   if (const DirectBatchNorm *Direct = Kernel->findState<DirectBatchNorm>()) {
     Direct->forward(Input, static_cast<const float *>(Scale),
-                    static_cast<const float *>(Shift), Output,
+                    static_cast<const float *>(Shift), Residual, Output,
                     static_cast<float *>(Mean), static_cast<float *>(Variance));
     return;
   }
@@ -497,6 +541,7 @@ extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Handle,
   Kernel->bind(FwDstSlot, Output);
   Kernel->bind(FwMeanSlot, Mean);
   Kernel->bind(FwVarianceSlot, Variance);
+  Kernel->bind(FwResidualSlot, Residual);
   Kernel->run();
 }
 

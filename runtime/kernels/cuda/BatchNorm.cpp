@@ -32,6 +32,11 @@ struct BatchNormKernel final : CudaKernel {
   TensorDescriptor Data, Channel;
   ActivationDescriptor Activation;
   bool ApplyActivation = false;
+  /// Training forward: the residual is added (FNN_POST_RESIDUAL) by cuDNN's
+  /// blending with the output's prior contents, a copy of it.
+  bool AddResidual = false;
+  /// The bytes of the input (and of the output and its gradients).
+  size_t DataBytes = 0;
   double Epsilon = 0;
   int64_t Channels = 0, CountPerChannel = 0;
   DeviceBuffer InvStd, SpareGradInput, SpareGradScale, SpareGradShift;
@@ -98,9 +103,12 @@ make(fnn_device &Device, const fnn_batch_norm_desc &D, bool Training) {
   check(cudnnDeriveBNTensorDescriptor(K->Channel.get(), K->Data.get(),
                                       CUDNN_BATCHNORM_SPATIAL),
         "cudnnDeriveBNTensorDescriptor");
-  K->ApplyActivation = D.post_op != FNN_POST_NONE;
+  K->ApplyActivation = (D.post_op & FNN_POST_ACTIVATION_MASK) != FNN_POST_NONE;
   if (K->ApplyActivation)
-    K->Activation = activationDescriptor(D.post_op);
+    K->Activation = activationDescriptor(D.post_op & FNN_POST_ACTIVATION_MASK);
+  K->AddResidual = (D.post_op & FNN_POST_RESIDUAL) != 0;
+  K->DataBytes = static_cast<size_t>(
+      numElements(D.input) * static_cast<int64_t>(elementBytes(D.dtype)));
   K->Epsilon = D.epsilon;
   K->Channels = D.input.dims[D.layout == FNN_NHWC ? D.input.rank - 1 : 1];
   K->CountPerChannel = numElements(D.input) / K->Channels;
@@ -147,23 +155,26 @@ fnn_batch_norm_train_create(fnn_device *Device,
       [](const fnn_batch_norm_desc &D) { return describe(D, " (training)"); });
 }
 
-extern "C" void fnn_batch_norm_train_forward(fnn_kernel *Handle,
-                                             const void *Input,
-                                             const void *Scale,
-                                             const void *Shift, void *Output,
-                                             void *Mean, void *Variance) {
+extern "C" void fnn_batch_norm_train_forward(
+    fnn_kernel *Handle, const void *Input, const void *Scale, const void *Shift,
+    const void *Residual, void *Output, void *Mean, void *Variance) {
   auto &K = static_cast<BatchNormKernel &>(*Handle);
   const char *Function = "fnn_batch_norm_train_forward";
   size_t StatBytes = static_cast<size_t>(K.Channels) * sizeof(float);
-  if (!succeeded(cudaMemsetAsync(Mean, 0, StatBytes, K.Device.Compute),
+  bool CopyResidual = K.AddResidual && Residual != Output;
+  if ((CopyResidual &&
+       !succeeded(cudaMemcpyAsync(Output, Residual, K.DataBytes,
+                                  cudaMemcpyDeviceToDevice, K.Device.Compute),
+                  Function, "cudaMemcpyAsync")) ||
+      !succeeded(cudaMemsetAsync(Mean, 0, StatBytes, K.Device.Compute),
                  Function, "cudaMemsetAsync") ||
       !succeeded(cudaMemsetAsync(Variance, 0, StatBytes, K.Device.Compute),
                  Function, "cudaMemsetAsync") ||
       !succeeded(cudnnBatchNormalizationForwardTraining(
-                     K.Device.Cudnn, CUDNN_BATCHNORM_SPATIAL, &One, &Zero,
-                     K.Data.get(), Input, K.Data.get(), Output, K.Channel.get(),
-                     Scale, Shift, 1.0, Mean, Variance, K.Epsilon, nullptr,
-                     nullptr),
+                     K.Device.Cudnn, CUDNN_BATCHNORM_SPATIAL, &One,
+                     K.AddResidual ? &One : &Zero, K.Data.get(), Input,
+                     K.Data.get(), Output, K.Channel.get(), Scale, Shift, 1.0,
+                     Mean, Variance, K.Epsilon, nullptr, nullptr),
                  Function, "cudnnBatchNormalizationForwardTraining"))
     return;
   launchBiasedVariance(static_cast<float *>(Variance), K.Channels,
@@ -190,9 +201,7 @@ fnn_batch_norm_backward_create(fnn_device *Device,
         K->InvStd = DeviceBuffer(StatBytes);
         K->SpareGradScale = DeviceBuffer(StatBytes);
         K->SpareGradShift = DeviceBuffer(StatBytes);
-        K->SpareGradInput = DeviceBuffer(
-            static_cast<size_t>(numElements(D.input) *
-                                static_cast<int64_t>(elementBytes(D.dtype))));
+        K->SpareGradInput = DeviceBuffer(K->DataBytes);
         return K;
       },
       [](const fnn_batch_norm_desc &D) { return describe(D, " backward"); });

@@ -15,6 +15,29 @@ func.func @forward(%x: tensor<1x2x5x5xf32>) -> (tensor<1x2x3x3xf32>, tensor<1x2x
 
 // -----
 
+// A training batch norm adds a residual read by the add alone and then
+// applies the relu after it: post-op FNN_POST_RESIDUAL | FNN_POST_RELU (17),
+// the residual's pointer passed before the output's; no loop nest is left.
+
+// CHECK: dense<[4, 1, 2, 2, 3, 0, 0, 0, 1, 17, {{[0-9]+}}]> : tensor<11xi64>
+// CHECK: func.func @fnn_model_run
+// CHECK-NOT: linalg.generic
+// CHECK: llvm.call @fnn_batch_norm_train_forward(%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}})
+// CHECK-NOT: linalg.generic
+// CHECK: return
+fastnn.parameter @s trainable = dense<1.0> : tensor<3xf32>
+fastnn.parameter @b trainable = dense<0.0> : tensor<3xf32>
+func.func @forward(%x: tensor<1x2x2x3xf32>, %r: tensor<1x2x2x3xf32>) -> (tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %s = fastnn.param @s : tensor<3xf32>
+  %b = fastnn.param @b : tensor<3xf32>
+  %y, %m, %v = fastnn.batch_norm_train %x, %s, %b {layout = #fastnn.layout<nhwc>} : (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %a = fastnn.add %y, %r : (tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>) -> tensor<1x2x2x3xf32>
+  %o = fastnn.relu %a : tensor<1x2x2x3xf32>
+  return %o, %r, %m, %v : tensor<1x2x2x3xf32>, tensor<1x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>
+}
+
+// -----
+
 // Batch norm absorbs a following relu; epsilon is stored bit for bit
 // (1.0e-3 is 0x3F50624DD2F1A9FC = 4562254508917369340).
 

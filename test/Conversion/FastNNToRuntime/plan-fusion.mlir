@@ -51,6 +51,42 @@ func.func @batch_norm_train_relu6(%x: tensor<2x2x2x3xf32>, %s: tensor<3xf32>, %b
 
 // -----
 
+// A residual add reading a training batch norm's result, its other operand
+// computed before the batch norm (and still read later: the backward's
+// residual), is the batch norm's; a relu after it its post-op.
+
+// CHECK-LABEL: func.func @batch_norm_train_residual
+// CHECK: fastnn.batch_norm_train {{.*}} {fastnn.post_op = "relu", fastnn.residual_fused, layout = #fastnn.layout<nhwc>}
+// CHECK-NEXT: fastnn.add {{.*}} {fastnn.fused_into_producer}
+// CHECK-NEXT: fastnn.relu {{.*}} {fastnn.fused_into_producer}
+func.func @batch_norm_train_residual(%x: tensor<2x2x2x3xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %shortcut: tensor<2x2x2x3xf32>) -> (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) {
+  %r = fastnn.relu %shortcut : tensor<2x2x2x3xf32>
+  %y, %m, %v = fastnn.batch_norm_train %x, %s, %b {layout = #fastnn.layout<nhwc>} : (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %a = fastnn.add %y, %r : (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) -> tensor<2x2x2x3xf32>
+  %o = fastnn.relu %a : tensor<2x2x2x3xf32>
+  return %o, %r : tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>
+}
+
+// -----
+
+// Not when the residual is computed after the batch norm, nor when the
+// batch norm's result has another reader.
+
+// CHECK-LABEL: func.func @batch_norm_train_residual_unfused
+// CHECK-NOT: fastnn.residual_fused
+// CHECK-NOT: fastnn.fused_into_producer
+// CHECK: return
+func.func @batch_norm_train_residual_unfused(%x: tensor<2x2x2x3xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %shortcut: tensor<2x2x2x3xf32>) -> (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) {
+  %y, %m, %v = fastnn.batch_norm_train %x, %s, %b {layout = #fastnn.layout<nhwc>} : (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %late = fastnn.mul %shortcut, %shortcut : (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) -> tensor<2x2x2x3xf32>
+  %a = fastnn.add %y, %late : (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) -> tensor<2x2x2x3xf32>
+  %y2, %m2, %v2 = fastnn.batch_norm_train %x, %s, %b {layout = #fastnn.layout<nhwc>} : (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x2x2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %a2 = fastnn.add %y2, %shortcut : (tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>) -> tensor<2x2x2x3xf32>
+  return %a, %a2, %y2 : tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>, tensor<2x2x2x3xf32>
+}
+
+// -----
+
 // Not when the convolution's result has another reader.
 
 // CHECK-LABEL: func.func @conv_used_twice

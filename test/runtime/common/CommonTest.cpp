@@ -171,12 +171,22 @@ TEST(Validation, DTypesLayoutsAndPostOps) {
   EXPECT_NO_THROW(checkPostOp(FNN_POST_RELU));
   EXPECT_NO_THROW(checkPostOp(FNN_POST_ACCUMULATE | FNN_POST_RELU6));
   EXPECT_EQ(kernelErrorOf([] { checkPostOp(3); }), "unknown post-op 3");
-  EXPECT_EQ(kernelErrorOf([] { checkPostOp(16); }), "unknown post-op 16");
+  EXPECT_EQ(kernelErrorOf([] { checkPostOp(32); }), "unknown post-op 32");
+  EXPECT_EQ(kernelErrorOf(
+                [] { checkPostOp(FNN_POST_ACCUMULATE | FNN_POST_RESIDUAL); }),
+            "unknown post-op 24");
+  EXPECT_NE(kernelErrorOf([] {
+              checkPostOp(FNN_POST_RESIDUAL);
+            }).find("not FNN_POST_RESIDUAL"),
+            std::string::npos);
+  EXPECT_NO_THROW(
+      checkTrainingBatchNormPostOp(FNN_POST_RESIDUAL | FNN_POST_RELU6));
   EXPECT_NO_THROW(checkReluPostOp(FNN_POST_RELU, "matmul"));
   EXPECT_EQ(kernelErrorOf([] { checkReluPostOp(FNN_POST_RELU6, "matmul"); }),
             "matmul takes post-op FNN_POST_NONE or FNN_POST_RELU, not relu6");
   EXPECT_EQ(postOpText(FNN_POST_ACCUMULATE | FNN_POST_RELU),
             ", accumulate, relu");
+  EXPECT_EQ(postOpText(FNN_POST_RESIDUAL | FNN_POST_RELU), ", residual, relu");
   EXPECT_EQ(postOpText(FNN_POST_NONE), "");
   const int64_t Pair[] = {3, 5};
   EXPECT_EQ(formatPair(Pair), "3x5");

@@ -87,34 +87,58 @@ TEST_P(BatchNormTrainTest, ForwardAndBackwardMatchFloat64) {
   std::vector<float> DyIn = Nhwc ? nchwToNhwc(Dy, N, C, H, W) : Dy;
   std::vector<float> Out(X.size()), GotMean(C), GotVar(C);
   fnn_batch_norm_train_forward(Fw.get(), Xin.data(), Scale.data(), Shift.data(),
-                               Out.data(), GotMean.data(), GotVar.data());
+                               nullptr, Out.data(), GotMean.data(),
+                               GotVar.data());
   ASSERT_STREQ(fnn_last_error(), "");
   expectClose(Nhwc ? nhwcToNchw(Out, N, C, H, W) : Out, Ref.Y);
   expectClose(GotMean, Ref.Mean);
   expectClose(GotVar, Ref.Var);
 
   // With a relu or relu6 post-op the forward writes the activation of the
-  // same values.
-  for (int64_t PostOp : {FNN_POST_RELU, FNN_POST_RELU6}) {
-    SCOPED_TRACE(PostOp == FNN_POST_RELU ? "relu" : "relu6");
-    fnn_batch_norm_desc WithActivation = D;
-    WithActivation.post_op = PostOp;
-    KernelPtr FwActivation(
-        fnn_batch_norm_train_create(Device, &WithActivation));
-    ASSERT_TRUE(FwActivation) << fnn_last_error();
-    std::vector<float> Activated(X.size()), ActivatedMean(C), ActivatedVar(C);
-    fnn_batch_norm_train_forward(FwActivation.get(), Xin.data(), Scale.data(),
-                                 Shift.data(), Activated.data(),
-                                 ActivatedMean.data(), ActivatedVar.data());
-    ASSERT_STREQ(fnn_last_error(), "");
-    std::vector<double> RefActivated = Ref.Y;
-    for (double &V : RefActivated)
-      V = std::min(PostOp == FNN_POST_RELU6 ? 6.0 : INFINITY, std::max(0.0, V));
-    expectClose(Nhwc ? nhwcToNchw(Activated, N, C, H, W) : Activated,
-                RefActivated);
-    EXPECT_EQ(ActivatedMean, GotMean);
-    EXPECT_EQ(ActivatedVar, GotVar);
-  }
+  // same values; with FNN_POST_RESIDUAL of those plus the residual, read
+  // from its own buffer or from the output's (in place).
+  const std::vector<float> Residual = randomData(X.size(), 15);
+  const std::vector<float> ResidualIn =
+      Nhwc ? nchwToNhwc(Residual, N, C, H, W) : Residual;
+  for (int64_t PostOp :
+       {int64_t(FNN_POST_RELU), int64_t(FNN_POST_RELU6),
+        int64_t(FNN_POST_RESIDUAL), int64_t(FNN_POST_RESIDUAL | FNN_POST_RELU),
+        int64_t(FNN_POST_RESIDUAL | FNN_POST_RELU6)})
+    for (bool InPlace : {false, true}) {
+      bool AddResidual = PostOp & FNN_POST_RESIDUAL;
+      if (InPlace && !AddResidual)
+        continue;
+      int64_t Activation = PostOp & FNN_POST_ACTIVATION_MASK;
+      SCOPED_TRACE(testing::Message()
+                   << "post-op " << PostOp << (InPlace ? ", in place" : ""));
+      fnn_batch_norm_desc WithPostOp = D;
+      WithPostOp.post_op = PostOp;
+      KernelPtr FwPostOp(fnn_batch_norm_train_create(Device, &WithPostOp));
+      ASSERT_TRUE(FwPostOp) << fnn_last_error();
+      std::vector<float> Activated =
+          InPlace ? ResidualIn : std::vector<float>(X.size());
+      std::vector<float> ActivatedMean(C), ActivatedVar(C);
+      fnn_batch_norm_train_forward(
+          FwPostOp.get(), Xin.data(), Scale.data(), Shift.data(),
+          !AddResidual ? nullptr
+          : InPlace    ? Activated.data()
+                       : ResidualIn.data(),
+          Activated.data(), ActivatedMean.data(), ActivatedVar.data());
+      ASSERT_STREQ(fnn_last_error(), "");
+      std::vector<double> RefActivated = Ref.Y;
+      for (size_t I = 0; I < RefActivated.size(); ++I) {
+        double &V = RefActivated[I];
+        if (AddResidual)
+          V += Residual[I];
+        if (Activation != FNN_POST_NONE)
+          V = std::min(Activation == FNN_POST_RELU6 ? 6.0 : INFINITY,
+                       std::max(0.0, V));
+      }
+      expectClose(Nhwc ? nhwcToNchw(Activated, N, C, H, W) : Activated,
+                  RefActivated);
+      EXPECT_EQ(ActivatedMean, GotMean);
+      EXPECT_EQ(ActivatedVar, GotVar);
+    }
 
   std::vector<float> GotDx(X.size()), GotDscale(C), GotDshift(C);
   fnn_batch_norm_backward(Bw.get(), Xin.data(), Scale.data(), GotMean.data(),
@@ -168,7 +192,7 @@ TEST_F(KernelTest, BatchNormTrainRank2) {
   std::vector<float> Out(X.size()), Mean(C), Var(C), Dx(X.size()), Dscale(C),
       Dshift(C);
   fnn_batch_norm_train_forward(Fw.get(), X.data(), Scale.data(), Shift.data(),
-                               Out.data(), Mean.data(), Var.data());
+                               nullptr, Out.data(), Mean.data(), Var.data());
   fnn_batch_norm_backward(Bw.get(), X.data(), Scale.data(), Mean.data(),
                           Var.data(), Dy.data(), Dx.data(), Dscale.data(),
                           Dshift.data());
@@ -208,7 +232,7 @@ TEST_F(KernelTest, BatchNormTrainManyRowsOffsetMean) {
   std::vector<float> Out(X.size()), Mean(C), Var(C), Dx(X.size()), Dscale(C),
       Dshift(C);
   fnn_batch_norm_train_forward(Fw.get(), Xin.data(), Scale.data(), Shift.data(),
-                               Out.data(), Mean.data(), Var.data());
+                               nullptr, Out.data(), Mean.data(), Var.data());
   fnn_batch_norm_backward(Bw.get(), Xin.data(), Scale.data(), Mean.data(),
                           Var.data(), DyIn.data(), Dx.data(), Dscale.data(),
                           Dshift.data());
@@ -223,9 +247,9 @@ TEST_F(KernelTest, BatchNormTrainManyRowsOffsetMean) {
   expectClose(Dshift, Ref.Dshift, 1e-4);
 }
 
-// The forward takes a relu or relu6 post-op, not an accumulation; the
-// backward none (the compiler applies the activation's gradient), in both
-// layouts.
+// The forward takes a relu or relu6 post-op and a residual, not an
+// accumulation; the backward none (the compiler applies the activation's
+// gradient), in both layouts.
 TEST_F(KernelTest, BatchNormTrainPostOps) {
   for (bool Nhwc : {false, true}) {
     SCOPED_TRACE(Nhwc ? "NHWC" : "NCHW");
@@ -233,7 +257,8 @@ TEST_F(KernelTest, BatchNormTrainPostOps) {
     D.input = layoutShape(2, 3, 4, 4, Nhwc);
     D.dtype = FNN_F32;
     D.layout = Nhwc ? FNN_NHWC : FNN_NCHW;
-    for (int64_t PostOp : {FNN_POST_RELU, FNN_POST_RELU6}) {
+    for (int64_t PostOp : {int64_t(FNN_POST_RELU), int64_t(FNN_POST_RELU6),
+                           int64_t(FNN_POST_RESIDUAL | FNN_POST_RELU)}) {
       D.post_op = PostOp;
       KernelPtr Fw(fnn_batch_norm_train_create(Device, &D));
       EXPECT_TRUE(Fw) << fnn_last_error();

@@ -294,7 +294,8 @@ void MixedPrecisionTest::checkBatchNormTraining(int64_t Layout, int64_t C) {
   ASSERT_TRUE(RefFw && RefBw) << fnn_last_error();
   std::vector<float> Y(X.size()), Mean(C), Var(C), Dx(X.size()), Ds(C), Dt(C);
   fnn_batch_norm_train_forward(RefFw.get(), X.data(), Scale.data(),
-                               Shift.data(), Y.data(), Mean.data(), Var.data());
+                               Shift.data(), nullptr, Y.data(), Mean.data(),
+                               Var.data());
   fnn_batch_norm_backward(RefBw.get(), X.data(), Scale.data(), Mean.data(),
                           Var.data(), Dy.data(), Dx.data(), Ds.data(),
                           Dt.data());
@@ -306,7 +307,8 @@ void MixedPrecisionTest::checkBatchNormTraining(int64_t Layout, int64_t C) {
                         Yl(X.size()), Dxl(X.size());
   std::vector<float> GotMean(C), GotVar(C), GotDs(C), GotDt(C);
   fnn_batch_norm_train_forward(Fw.get(), Xl.data(), Scale.data(), Shift.data(),
-                               Yl.data(), GotMean.data(), GotVar.data());
+                               nullptr, Yl.data(), GotMean.data(),
+                               GotVar.data());
   fnn_batch_norm_backward(Bw.get(), Xl.data(), Scale.data(), GotMean.data(),
                           GotVar.data(), Dyl.data(), Dxl.data(), GotDs.data(),
                           GotDt.data());

@@ -299,8 +299,8 @@ TEST_F(KernelTest, BatchNormTrainingDoesNotAllocate) {
                      Y(X.size()), Dx(X.size());
   EXPECT_LE(largestAllocationDuring([&] {
               fnn_batch_norm_train_forward(Fw.get(), X.data(), Param.data(),
-                                           Param.data(), Y.data(), Mean.data(),
-                                           Var.data());
+                                           Param.data(), nullptr, Y.data(),
+                                           Mean.data(), Var.data());
               fnn_batch_norm_backward(Bw.get(), X.data(), Param.data(),
                                       Mean.data(), Var.data(), Y.data(),
                                       Dx.data(), nullptr, nullptr);

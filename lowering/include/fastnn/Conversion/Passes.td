@@ -70,6 +70,14 @@ def FastNNPlanFusion : Pass<"fastnn-plan-fusion", "mlir::ModuleOp"> {
       read by nothing at or after the convolution but the add. A relu or
       relu6 after the add is then the convolution's post-op (sum, then
       activation);
+    - `fastnn.residual_fused` on a float batch_norm_train whose normalised
+      result only an add reads, the add's other operand (same type)
+      computed before the batch norm (a step input or an earlier op, read
+      later or not: ResNet's shortcut, which the backward still reads), and
+      `fastnn.fused_into_producer` on the add: the kernel adds that
+      residual as it normalises (FNN_POST_RESIDUAL), one pass over memory
+      instead of three. A relu or relu6 after the add is then the batch
+      norm's post-op (add, then activation);
     - `fastnn.bias_fused` on a matmul whose result only an add of a vector
       over its last dimension reads, the vector computed before the matmul
       runs (and no post-op yet), and `fastnn.fused_into_producer` on the

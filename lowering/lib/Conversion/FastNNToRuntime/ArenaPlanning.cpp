@@ -51,6 +51,12 @@ LogicalResult readFusion(Block &body, ArenaLayout &layout) {
       layout.postOps[&op] |= FNN_POST_ACCUMULATE;
       layout.accumulating.insert(&op);
     }
+    if (op.hasAttr(kResidualFusedAttr)) {
+      if (!isa<BatchNormTrainOp>(op))
+        return op.emitOpError("adds a residual, which only batch_norm_train "
+                              "kernels do");
+      layout.postOps[&op] |= FNN_POST_RESIDUAL;
+    }
     if (op.hasAttr(kFusedIntoProducerAttr)) {
       if (isa<ReluOp, ClipOp>(op)) {
         layout.aliasOf[op.getResult(0)] = op.getOperand(0);
@@ -58,9 +64,12 @@ LogicalResult readFusion(Block &body, ArenaLayout &layout) {
         for (auto [product, other] : {std::pair{add.getLhs(), add.getRhs()},
                                       std::pair{add.getRhs(), add.getLhs()}}) {
           Operation *producer = product.getDefiningOp();
-          if (producer && isa<MatMulOp>(producer) &&
-              producer->hasAttr(kBiasFusedAttr)) {
-            layout.fusedBias[producer] = other;
+          if (producer &&
+              ((isa<MatMulOp>(producer) && producer->hasAttr(kBiasFusedAttr)) ||
+               (isa<BatchNormTrainOp>(producer) &&
+                producer->hasAttr(kResidualFusedAttr) &&
+                product == producer->getResult(0)))) {
+            layout.fusedAddend[producer] = other;
           } else if (producer && layout.accumulating.contains(producer)) {
             // The convolution writes into the addend's buffer.
             layout.aliasOf[product] = other;
@@ -71,8 +80,9 @@ LogicalResult readFusion(Block &body, ArenaLayout &layout) {
           break;
         }
         if (!layout.aliasOf.count(add.getResult()))
-          return op.emitOpError("is fused into no matmul that takes a bias "
-                                "and no accumulating convolution");
+          return op.emitOpError("is fused into no matmul that takes a bias, "
+                                "no batch norm that adds a residual and no "
+                                "accumulating convolution");
       } else {
         return op.emitOpError("cannot be fused into its producer");
       }
@@ -197,8 +207,8 @@ void placeWaits(Block &body, ArrayRef<BucketSlices> buckets,
     if (!layout.isAlias(&op)) {
       for (Value operand : op.getOperands())
         read(&op, operand);
-      if (Value bias = layout.fusedBias.lookup(&op))
-        read(&op, bias);
+      if (Value addend = layout.fusedAddend.lookup(&op))
+        read(&op, addend);
     }
     if (layout.accumulating.contains(&op))
       read(&op, op.getResult(0));

@@ -284,7 +284,7 @@ LogicalResult RunEmitter::lowerKernelOp(Operation *op) {
         return success();
       })
       .Case([&](MatMulOp matmul) {
-        Value bias = layout.fusedBias.lookup(matmul);
+        Value bias = layout.fusedAddend.lookup(matmul);
         appendShape(words, matmul.getA());
         appendShape(words, matmul.getB());
         appendShape(words, matmul.getResult());

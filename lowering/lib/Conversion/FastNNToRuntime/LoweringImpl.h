@@ -20,13 +20,14 @@ namespace fastnn::lowering {
 struct ArenaLayout {
   llvm::DenseMap<mlir::Value, mlir::Value> aliasOf;
   llvm::DenseMap<mlir::Value, int64_t> offsets;
-  /// Post-op (FNN_POST_*) fused into a kernel op, and the bias add fused
-  /// into a matmul.
+  /// Post-op (FNN_POST_*) fused into a kernel op.
   llvm::DenseMap<mlir::Operation *, int64_t> postOps;
   /// Kernels that write into another value's buffer, adding to it (an
   /// accumulating convolution): their result is an alias, yet they run.
   llvm::DenseSet<mlir::Operation *> accumulating;
-  llvm::DenseMap<mlir::Operation *, mlir::Value> fusedBias;
+  /// The other operand of an add fused into the kernel that reads it: a
+  /// matmul's bias, a training batch norm's residual.
+  llvm::DenseMap<mlir::Operation *, mlir::Value> fusedAddend;
   /// Elementwise ops computed inside the loop nest of their only user (an
   /// elementwise op of the same shape): their results take no memory and
   /// they emit no code of their own.
@@ -92,6 +93,10 @@ constexpr llvm::StringLiteral kPostOpRelu6 = "relu6";
 constexpr llvm::StringLiteral kAccumulateAttr = "fastnn.accumulate";
 /// On a matmul: the add that reads it adds its bias.
 constexpr llvm::StringLiteral kBiasFusedAttr = "fastnn.bias_fused";
+/// On a batch_norm_train: the add that reads its result adds the other
+/// operand, a residual computed before it (before the activation, if any),
+/// in the batch norm's kernel (FNN_POST_RESIDUAL).
+constexpr llvm::StringLiteral kResidualFusedAttr = "fastnn.residual_fused";
 /// On that relu, relu6 clip or add: its result is the producer's (no buffer,
 /// no code).
 constexpr llvm::StringLiteral kFusedIntoProducerAttr =

@@ -61,7 +61,7 @@ public:
              llvm::zip(op.getResults(), op.getOperands()))
           aliases.add(result, operand);
       } else if (auto add = dyn_cast<AddOp>(op)) {
-        if (!fuseMatMulBias(add))
+        if (!fuseMatMulBias(add) && !fuseBatchNormResidual(add))
           fuseResidualAdd(add);
       } else if (auto relu = dyn_cast<ReluOp>(op)) {
         fuseActivation(relu, kPostOpRelu, /*relu6Kernels=*/false);
@@ -239,6 +239,33 @@ private:
       if (biasDef && !biasDef->isBeforeInBlock(matmul))
         continue;
       matmul->setAttr(kBiasFusedAttr, builder.getUnitAttr());
+      add->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
+      aliases.add(add.getResult(), product);
+      return true;
+    }
+    return false;
+  }
+
+  /// `add(batch_norm_train(x), r)`, the batch norm's result read by the add
+  /// alone and r computed before it, is the batch norm adding r as it
+  /// normalises (ResNet's residual add, whose addend the backward still
+  /// reads, so no kernel may write into it): one pass over memory instead
+  /// of three. A relu or relu6 after the add then becomes the batch norm's
+  /// activation.
+  bool fuseBatchNormResidual(AddOp add) {
+    for (auto [product, residual] : {std::pair{add.getLhs(), add.getRhs()},
+                                     std::pair{add.getRhs(), add.getLhs()}}) {
+      auto bn = product.getDefiningOp<BatchNormTrainOp>();
+      if (!bn || product != bn.getResult() || !product.hasOneUse() ||
+          bn->hasAttr(kPostOpAttr) || bn->hasAttr(kResidualFusedAttr) ||
+          !isFloat(product) || residual.getType() != product.getType() ||
+          add.getType() != product.getType())
+        continue;
+      Operation *residualDef = residual.getDefiningOp();
+      if (residualDef && (residualDef->getBlock() != bn->getBlock() ||
+                          !residualDef->isBeforeInBlock(bn)))
+        continue;
+      bn->setAttr(kResidualFusedAttr, builder.getUnitAttr());
       add->setAttr(kFusedIntoProducerAttr, builder.getUnitAttr());
       aliases.add(add.getResult(), product);
       return true;

@@ -64,8 +64,10 @@ LogicalResult RunEmitter::lowerTrainingKernelOp(Operation *op) {
                             layout.postOps.lookup(op));
         appendDouble(words, bn.getEpsilon().convertToDouble());
         int64_t k = createKernel(loc, "fnn_batch_norm_train_create", words);
+        Value residual = layout.fusedAddend.lookup(bn);
         callForward(loc, "fnn_batch_norm_train_forward", k,
                     {p(bn.getInput()), p(bn.getScale()), p(bn.getBias()),
+                     residual ? p(residual) : nullPointer(loc),
                      p(bn.getResult()), p(bn.getMean()), p(bn.getVariance())});
         return success();
       })

@@ -61,14 +61,19 @@ enum fnn_layout { FNN_NCHW = 0, FNN_NHWC = 1 };
  * blending and activation): an activation, optionally or'ed with
  * FNN_POST_ACCUMULATE, which adds the output buffer's prior contents to the
  * op's result before the activation (a residual add computed in place, in
- * the addend's buffer). Convolutions take every combination; matmul and
- * batch norm FNN_POST_NONE or FNN_POST_RELU. */
+ * the addend's buffer), or with FNN_POST_RESIDUAL, which adds a separate
+ * operand of the output's shape and type (a residual add whose addend is
+ * still read later; the operand may be the output itself). Convolutions
+ * take an activation and FNN_POST_ACCUMULATE; training batch norm an
+ * activation and FNN_POST_RESIDUAL; matmul and batch norm FNN_POST_NONE or
+ * FNN_POST_RELU. */
 enum fnn_post_op {
   FNN_POST_NONE = 0,
   FNN_POST_RELU = 1,
   FNN_POST_RELU6 = 2, /* min(max(x, 0), 6) */
   FNN_POST_ACTIVATION_MASK = 7,
-  FNN_POST_ACCUMULATE = 8
+  FNN_POST_ACCUMULATE = 8,
+  FNN_POST_RESIDUAL = 16
 };
 enum fnn_pool_kind { FNN_POOL_MAX = 0, FNN_POOL_AVG = 1 };
 enum fnn_reduce_kind {
@@ -378,14 +383,17 @@ void fnn_pool2d_backward(fnn_kernel *kernel, const void *grad_output,
 
 /* Batch normalisation in training mode: normalises with the batch's mean
  * and (biased) variance and writes them, per channel. The desc's post_op
- * may be FNN_POST_RELU (the output is the relu's; its gradient is the
- * compiler's, from that output) for the forward kernel, and must be
+ * may be FNN_POST_RELU or FNN_POST_RELU6 (the output is the activation's;
+ * its gradient is the compiler's, from that output), or'ed with
+ * FNN_POST_RESIDUAL (output = activation(batch_norm(input) + residual);
+ * residual is NULL without it), for the forward kernel, and must be
  * FNN_POST_NONE for the backward one. */
 fnn_kernel *fnn_batch_norm_train_create(fnn_device *device,
                                         const fnn_batch_norm_desc *desc);
 void fnn_batch_norm_train_forward(fnn_kernel *kernel, const void *input,
                                   const void *scale, const void *shift,
-                                  void *output, void *mean, void *variance);
+                                  const void *residual, void *output,
+                                  void *mean, void *variance);
 /* Gradients of training-mode batch norm from the saved batch statistics;
  * any gradient output may be NULL when that gradient is not needed. */
 fnn_kernel *fnn_batch_norm_backward_create(fnn_device *device,

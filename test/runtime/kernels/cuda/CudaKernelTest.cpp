@@ -399,8 +399,8 @@ TEST_F(CudaTest, BatchNormTrainingAndInferenceMatchFloat64) {
        *DDb = zeros(C);
   KernelPtr Train(fnn_batch_norm_train_create(Device, &D));
   ASSERT_NE(Train, nullptr) << fnn_last_error();
-  fnn_batch_norm_train_forward(Train.get(), DX, DScale, DShift, DY, DMean,
-                               DVar);
+  fnn_batch_norm_train_forward(Train.get(), DX, DScale, DShift, nullptr, DY,
+                               DMean, DVar);
   KernelPtr Backward(fnn_batch_norm_backward_create(Device, &D));
   ASSERT_NE(Backward, nullptr) << fnn_last_error();
   fnn_batch_norm_backward(Backward.get(), DX, DScale, DMean, DVar, DDy, DDx,
@@ -445,6 +445,7 @@ TEST_F(CudaTest, BatchNormTrainingAndInferenceMatchFloat64) {
   KernelPtr Infer(fnn_batch_norm_create(Device, &D));
   ASSERT_NE(Infer, nullptr) << fnn_last_error();
   fnn_batch_norm_forward(Infer.get(), DX, DScale, DShift, DMean, DVar, DY);
+  const std::vector<double> Normalized = Y;
   for (double &V : Y)
     V = V < 0 ? 0 : V;
   expectClose(download(DY, X.size()), Y, 1e-5);
@@ -453,11 +454,27 @@ TEST_F(CudaTest, BatchNormTrainingAndInferenceMatchFloat64) {
   KernelPtr TrainRelu(fnn_batch_norm_train_create(Device, &D));
   ASSERT_NE(TrainRelu, nullptr) << fnn_last_error();
   void *DRectified = zeros(X.size());
-  fnn_batch_norm_train_forward(TrainRelu.get(), DX, DScale, DShift, DRectified,
-                               DMean, DVar);
+  fnn_batch_norm_train_forward(TrainRelu.get(), DX, DScale, DShift, nullptr,
+                               DRectified, DMean, DVar);
   expectClose(download(DRectified, X.size()), Y, 1e-5);
   expectClose(download(DVar, C), Var, 1e-5);
   EXPECT_EQ(fnn_batch_norm_backward_create(Device, &D), nullptr);
+
+  // And a residual before the relu, from its own buffer or in place.
+  D.post_op = FNN_POST_RESIDUAL | FNN_POST_RELU;
+  KernelPtr TrainResidual(fnn_batch_norm_train_create(Device, &D));
+  ASSERT_NE(TrainResidual, nullptr) << fnn_last_error();
+  std::vector<float> Residual = randomData(X.size(), 5);
+  std::vector<double> Sum(X.size());
+  for (size_t I = 0; I < Sum.size(); ++I)
+    Sum[I] = std::max(0.0, Normalized[I] + Residual[I]);
+  void *DResidual = upload(Residual), *DSum = zeros(X.size());
+  fnn_batch_norm_train_forward(TrainResidual.get(), DX, DScale, DShift,
+                               DResidual, DSum, DMean, DVar);
+  expectClose(download(DSum, X.size()), Sum, 1e-5);
+  fnn_batch_norm_train_forward(TrainResidual.get(), DX, DScale, DShift,
+                               DResidual, DResidual, DMean, DVar);
+  expectClose(download(DResidual, X.size()), Sum, 1e-5);
 }
 
 // --- LRN (our kernels, against their host math) ---------------------------

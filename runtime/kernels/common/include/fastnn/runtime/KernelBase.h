@@ -54,7 +54,8 @@ void checkPostOp(int64_t PostOp);
 /// checkPostOp for kernels that fuse a relu at most (matmul, batch norm).
 void checkReluPostOp(int64_t PostOp, const char *Kernel);
 /// Throws unless \p PostOp is FNN_POST_NONE, FNN_POST_RELU or
-/// FNN_POST_RELU6: what a training batch norm's forward takes.
+/// FNN_POST_RELU6, optionally or'ed with FNN_POST_RESIDUAL: what a training
+/// batch norm's forward takes.
 void checkTrainingBatchNormPostOp(int64_t PostOp);
 /// ", accumulate, relu6" and the like: a post-op in a kernel's description
 /// ("" for FNN_POST_NONE).
