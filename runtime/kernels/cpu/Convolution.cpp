@@ -57,26 +57,30 @@ void addOperands(CpuKernel &K, const ConvOperands &Operands) {
 
 /// Convolution \p D (operands \p Plain) for inference on activations
 /// \p Src and \p Dst in the compute type, the weights in oneDNN's choice of
-/// layout. Direct, not auto: auto may pick Winograd, whose rounding error is
-/// far above the 1e-5 the kernels are held to.
-dnnl::convolution_forward::desc inferenceDesc(const fnn_conv2d_desc &D,
-                                              const ConvOperands &Plain,
-                                              const memory::desc &Src,
-                                              const memory::desc &Dst) {
+/// layout, with \p Algorithm: direct, or Winograd where winogradPays (not
+/// auto, which decides by its own measurements of other machines).
+dnnl::convolution_forward::desc
+inferenceDesc(const fnn_conv2d_desc &D, const ConvOperands &Plain,
+              const memory::desc &Src, const memory::desc &Dst,
+              dnnl::algorithm Algorithm = dnnl::algorithm::convolution_direct) {
   const memory::data_type Compute = Src.data_type();
   memory::desc Weights(Plain.Weights.dims(), Compute, memory::format_tag::any);
   memory::dims Strides = {D.strides[0], D.strides[1]};
   // oneDNN counts dilation from 0 (a dense kernel has dilation 0).
   memory::dims Dilations = {D.dilations[0] - 1, D.dilations[1] - 1};
   memory::dims PadL = {D.pads[0], D.pads[1]}, PadR = {D.pads[2], D.pads[3]};
-  const auto Kind = dnnl::prop_kind::forward_inference;
-  const auto Direct = dnnl::algorithm::convolution_direct;
+  // Winograd's forward_inference weights are a pre-transformed format no
+  // reorder produces from OHWI; its forward_training ones are blocked.
+  const auto Kind = Algorithm == dnnl::algorithm::convolution_winograd
+                        ? dnnl::prop_kind::forward_training
+                        : dnnl::prop_kind::forward_inference;
   return D.has_bias
              ? dnnl::convolution_forward::desc(
-                   Kind, Direct, Src, Weights, withType(Plain.Bias, Compute),
+                   Kind, Algorithm, Src, Weights, withType(Plain.Bias, Compute),
                    Dst, Strides, Dilations, PadL, PadR)
-             : dnnl::convolution_forward::desc(Kind, Direct, Src, Weights, Dst,
-                                               Strides, Dilations, PadL, PadR);
+             : dnnl::convolution_forward::desc(Kind, Algorithm, Src, Weights,
+                                               Dst, Strides, Dilations, PadL,
+                                               PadR);
 }
 
 /// Appends the step of convolution \p D as primitive \p PD reading \p Src,
@@ -108,9 +112,11 @@ void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
   const memory::data_type Compute = computeType(D.dtype);
   const ConvOperands Plain = convOperands(D);
   const memory::desc &SrcDesc = Plain.Src, &DstDesc = Plain.Dst;
-  auto Create = [&](const memory::desc &Src, const memory::desc &Dst) {
+  auto Create = [&](const memory::desc &Src, const memory::desc &Dst,
+                    dnnl::algorithm Algorithm =
+                        dnnl::algorithm::convolution_direct) {
     return dnnl::convolution_forward::primitive_desc(
-        inferenceDesc(D, Plain, Src, Dst), makeAttr(D.post_op),
+        inferenceDesc(D, Plain, Src, Dst, Algorithm), makeAttr(D.post_op),
         K.device().Engine);
   };
   // On plain NCHW oneDNN 2.6 only has its gemm-based convolution (im2col,
@@ -133,8 +139,18 @@ void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
     ConvDst = Blocked(DstDesc);
   }
   dnnl::convolution_forward::primitive_desc PD;
+  // Winograd runs on nChw16c only, so NHWC operands are reordered around
+  // it too; at the shapes where it pays that costs less than it saves.
+  if (winogradPays(D)) {
+    try {
+      PD = Create(Blocked(SrcDesc), Blocked(DstDesc),
+                  dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error &) {
+    }
+  }
   try {
-    PD = Create(ConvSrc, ConvDst);
+    if (!PD)
+      PD = Create(ConvSrc, ConvDst);
   } catch (const dnnl::error &) {
   }
   // Some shapes (grouped convolutions whose groups are not whole channel

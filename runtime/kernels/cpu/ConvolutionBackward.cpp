@@ -280,12 +280,11 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   const memory::data_type GradWeightsType =
       Compute == memory::data_type::bf16 ? memory::data_type::f32 : Compute;
 
-  // Direct, not auto, for the same reason as the forward kernel: Winograd's
-  // rounding error is far above what the gradients are held to. As in the
-  // forward kernel, plain NCHW activations are given to the jit
-  // convolutions as nChw16c (on plain NCHW oneDNN 2.6 has only its gemm
-  // convolutions, about half as fast here), weights in oneDNN's choice.
-  auto Algorithm = dnnl::algorithm::convolution_direct;
+  // As in the forward kernel: Winograd where winogradPays, on nChw16c
+  // (NHWC operands reordered around it), else direct; plain NCHW
+  // activations are given to the jit convolutions as nChw16c (on plain
+  // NCHW oneDNN 2.6 has only its gemm convolutions, about half as fast
+  // here), weights in oneDNN's choice.
   auto Blocked = [&](const memory::desc &Plain) {
     return memory::desc(Plain.dims(), Compute, memory::format_tag::nChw16c);
   };
@@ -296,8 +295,9 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
     dnnl::convolution_backward_data::primitive_desc Data;
     dnnl::convolution_backward_weights::primitive_desc Weights;
   };
-  auto Create = [&](const memory::desc &Src,
-                    const memory::desc &Dst) -> Primitives {
+  auto Create = [&](const memory::desc &Src, const memory::desc &Dst,
+                    dnnl::algorithm Algorithm =
+                        dnnl::algorithm::convolution_direct) -> Primitives {
     memory::desc Weights = Any(WeightsDims, Compute);
     memory::desc Bias = withType(BiasDesc, Compute);
     auto ForwardDesc =
@@ -337,8 +337,16 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
     ConvDst = Blocked(DstDesc);
   }
   std::optional<Primitives> P;
+  if (winogradPays(D)) {
+    try {
+      P = Create(Blocked(SrcDesc), Blocked(DstDesc),
+                 dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error &) {
+    }
+  }
   try {
-    P = Create(ConvSrc, ConvDst);
+    if (!P)
+      P = Create(ConvSrc, ConvDst);
   } catch (const dnnl::error &) {
   }
   // Shapes with no jit implementation on these layouts: oneDNN chooses.

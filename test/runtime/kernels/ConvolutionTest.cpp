@@ -17,6 +17,13 @@ struct ConvCase {
   /// FNN_POST_*; with FNN_POST_ACCUMULATE the output starts as a residual.
   int64_t PostOp;
   bool Nhwc;
+  /// expectClose's tolerance. Winograd's input and output transforms add
+  /// and subtract products before and after the elementwise products, so
+  /// its float32 error scales with the sum of the products' magnitudes
+  /// (~36 for these data over 144 taps), not with the output: 1e-4 on
+  /// outputs near 1 is ~3e-6 of that sum, where the direct kernels keep
+  /// 1e-5.
+  double Tolerance = 1e-5;
 };
 
 int64_t extent(int64_t In, int64_t K, int64_t S, int64_t D, int64_t P0,
@@ -119,7 +126,7 @@ TEST_P(ConvolutionTest, MatchesReference) {
   fnn_device_synchronize(Device);
   if (P.Nhwc)
     Y = nhwcToNchw(Y, P.N, P.O, OH, OW);
-  expectClose(Y, Ref);
+  expectClose(Y, Ref, P.Tolerance);
 }
 
 // Name, N C H W, O KH KW, groups, strides, pads (t l b r), dilations,
@@ -147,6 +154,9 @@ const ConvCase ConvCases[] = {
     {"BlockedAccumulate", 2, 24, 7, 6, 40, 3, 3, 1, {2, 1}, {1, 1, 1, 1}, {1, 1}, false, FNN_POST_ACCUMULATE, false},
     {"NhwcDepthwiseRelu6", 2, 16, 9, 9, 16, 3, 3, 16, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, FNN_POST_RELU6, true},
     {"NhwcAccumulateRelu6", 1, 8, 5, 5, 16, 1, 1, 1, {1, 1}, {0, 0, 0, 0}, {1, 1}, false, FNN_POST_ACCUMULATE | FNN_POST_RELU6, true},
+    // 3x3, unit stride, 16-channel blocks, 14x14 output: Winograd.
+    {"WinogradBiasRelu", 2, 16, 14, 14, 32, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, FNN_POST_RELU, false, 1e-4},
+    {"NhwcWinogradAccumulate", 1, 32, 16, 15, 16, 3, 3, 1, {1, 1}, {1, 1, 0, 1}, {1, 1}, false, FNN_POST_ACCUMULATE, true, 1e-4},
 };
 // clang-format on
 
