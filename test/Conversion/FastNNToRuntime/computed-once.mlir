@@ -48,6 +48,30 @@ func.func @forward(%x: tensor<1x8x8x3xf32> {fastnn.name = "images"}) -> (tensor<
 
 // -----
 
+// A folded 1x1 filter reaches its convolution through a view (OIHW and OHWI
+// are the same bytes when the window is 1x1): the view is what init, not
+// each run, writes, so the convolution keeps its own copy of it too.
+
+// CHECK: llvm.mlir.global internal constant @fnn_desc_0(dense<[{{([0-9]+, )+}}1]> : tensor<35xi64>)
+// CHECK-LABEL: func.func @fnn_model_run(
+// CHECK: scf.if
+// CHECK: arith.mulf
+// CHECK: }
+// CHECK: llvm.call @fnn_conv2d_forward
+fastnn.parameter @w trainable = dense<0.5> : tensor<4x3x1x1xf32>
+fastnn.parameter @s trainable = dense<2.0> : tensor<4xf32>
+func.func @forward(%x: tensor<1x8x8x3xf32> {fastnn.name = "images"}) -> (tensor<1x8x8x4xf32> {fastnn.name = "y"}) {
+  %w = fastnn.param @w : tensor<4x3x1x1xf32>
+  %s = fastnn.param @s : tensor<4xf32>
+  %r = fastnn.reshape %s : tensor<4xf32> -> tensor<4x1x1x1xf32>
+  %ws = fastnn.mul %w, %r : (tensor<4x3x1x1xf32>, tensor<4x1x1x1xf32>) -> tensor<4x3x1x1xf32>
+  %v = fastnn.reshape %ws : tensor<4x3x1x1xf32> -> tensor<4x1x1x3xf32>
+  %c = fastnn.conv2d %x, %v {layout = #fastnn.layout<nhwc>} : (tensor<1x8x8x3xf32>, tensor<4x1x1x3xf32>) -> tensor<1x8x8x4xf32>
+  return %c : tensor<1x8x8x4xf32>
+}
+
+// -----
+
 // A step that writes state (a running statistic here) is no inference step:
 // nothing is computed once.
 

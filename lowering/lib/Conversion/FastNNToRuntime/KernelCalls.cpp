@@ -167,7 +167,10 @@ void RunEmitter::callForward(Location loc, StringRef forwardName,
 }
 
 bool RunEmitter::isSameOnEveryRun(Value value) const {
-  Operation *producer = layout.root(value).getDefiningOp();
+  // The value's own producer, not its root: a view (a folded 1x1 filter
+  // reshaped to OHWI) of a first-run temporary is written at init itself
+  // while the temporary it views is not.
+  Operation *producer = value.getDefiningOp();
   return constantState && producer && isWrittenAtInit(producer);
 }
 
