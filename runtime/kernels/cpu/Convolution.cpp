@@ -141,7 +141,7 @@ void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
   dnnl::convolution_forward::primitive_desc PD;
   // Winograd runs on nChw16c only, so NHWC operands are reordered around
   // it too; at the shapes where it pays that costs less than it saves.
-  if (winogradPays(D)) {
+  if (winogradPays(D, ConvPass::Forward)) {
     try {
       PD = Create(Blocked(SrcDesc), Blocked(DstDesc),
                   dnnl::algorithm::convolution_winograd);

@@ -280,40 +280,44 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   const memory::data_type GradWeightsType =
       Compute == memory::data_type::bf16 ? memory::data_type::f32 : Compute;
 
-  // As in the forward kernel: Winograd where winogradPays, on nChw16c
-  // (NHWC operands reordered around it), else direct; plain NCHW
-  // activations are given to the jit convolutions as nChw16c (on plain
-  // NCHW oneDNN 2.6 has only its gemm convolutions, about half as fast
-  // here), weights in oneDNN's choice.
+  // As in the forward kernel: Winograd where winogradPays (for each pass
+  // apart: one may pay where the other does not), on nChw16c (NHWC
+  // operands reordered around it), else direct; plain NCHW activations are
+  // given to the jit convolutions as nChw16c (on plain NCHW oneDNN 2.6 has
+  // only its gemm convolutions, about half as fast here), weights in
+  // oneDNN's choice.
   auto Blocked = [&](const memory::desc &Plain) {
     return memory::desc(Plain.dims(), Compute, memory::format_tag::nChw16c);
   };
   auto Any = [](const memory::dims &Dims, memory::data_type Type) {
     return memory::desc(Dims, Type, memory::format_tag::any);
   };
-  struct Primitives {
-    dnnl::convolution_backward_data::primitive_desc Data;
-    dnnl::convolution_backward_weights::primitive_desc Weights;
-  };
-  auto Create = [&](const memory::desc &Src, const memory::desc &Dst,
-                    dnnl::algorithm Algorithm =
-                        dnnl::algorithm::convolution_direct) -> Primitives {
+  // The forward primitive each backward one is created against (oneDNN's
+  // hint), with the same algorithm and layouts.
+  auto Forward = [&](const memory::desc &Src, const memory::desc &Dst,
+                     dnnl::algorithm Algorithm) {
     memory::desc Weights = Any(WeightsDims, Compute);
-    memory::desc Bias = withType(BiasDesc, Compute);
     auto ForwardDesc =
         D.has_bias
-            ? dnnl::convolution_forward::desc(
-                  dnnl::prop_kind::forward_training, Algorithm, Src, Weights,
-                  Bias, Dst, Strides, Dilations, PadL, PadR)
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                              Algorithm, Src, Weights,
+                                              withType(BiasDesc, Compute), Dst,
+                                              Strides, Dilations, PadL, PadR)
             : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
                                               Algorithm, Src, Weights, Dst,
                                               Strides, Dilations, PadL, PadR);
-    dnnl::convolution_forward::primitive_desc Forward(ForwardDesc, Attr,
-                                                      Engine);
-    dnnl::convolution_backward_data::primitive_desc Data(
-        dnnl::convolution_backward_data::desc(Algorithm, Src, Weights, Dst,
+    return dnnl::convolution_forward::primitive_desc(ForwardDesc, Attr, Engine);
+  };
+  auto CreateData = [&](const memory::desc &Src, const memory::desc &Dst,
+                        dnnl::algorithm Algorithm) {
+    return dnnl::convolution_backward_data::primitive_desc(
+        dnnl::convolution_backward_data::desc(Algorithm, Src,
+                                              Any(WeightsDims, Compute), Dst,
                                               Strides, Dilations, PadL, PadR),
-        Attr, Engine, Forward);
+        Attr, Engine, Forward(Src, Dst, Algorithm));
+  };
+  auto CreateWeights = [&](const memory::desc &Src, const memory::desc &Dst,
+                           dnnl::algorithm Algorithm) {
     memory::desc GradWeights = Any(WeightsDims, GradWeightsType);
     memory::desc GradBias = withType(BiasDesc, GradWeightsType);
     auto WeightsBackwardDesc = D.has_bias
@@ -323,12 +327,8 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
                                    : dnnl::convolution_backward_weights::desc(
                                          Algorithm, Src, GradWeights, Dst,
                                          Strides, Dilations, PadL, PadR);
-    return {Data, dnnl::convolution_backward_weights::primitive_desc(
-                      WeightsBackwardDesc, Attr, Engine, Forward)};
-  };
-  auto IsReference = [](const Primitives &P) {
-    return std::string(P.Data.impl_info_str()).rfind("ref", 0) == 0 ||
-           std::string(P.Weights.impl_info_str()).rfind("ref", 0) == 0;
+    return dnnl::convolution_backward_weights::primitive_desc(
+        WeightsBackwardDesc, Attr, Engine, Forward(Src, Dst, Algorithm));
   };
   memory::desc ConvSrc = withType(SrcDesc, Compute),
                ConvDst = withType(DstDesc, Compute);
@@ -336,22 +336,30 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
     ConvSrc = G == 1 && C < 16 ? ConvSrc : Blocked(SrcDesc);
     ConvDst = Blocked(DstDesc);
   }
-  std::optional<Primitives> P;
-  if (winogradPays(D)) {
+  auto Choose = [&](auto Create, ConvPass Pass) {
+    decltype(Create(ConvSrc, ConvDst, dnnl::algorithm::convolution_direct)) PD;
+    if (winogradPays(D, Pass)) {
+      try {
+        PD = Create(Blocked(SrcDesc), Blocked(DstDesc),
+                    dnnl::algorithm::convolution_winograd);
+      } catch (const dnnl::error &) {
+      }
+    }
     try {
-      P = Create(Blocked(SrcDesc), Blocked(DstDesc),
-                 dnnl::algorithm::convolution_winograd);
+      if (!PD)
+        PD = Create(ConvSrc, ConvDst, dnnl::algorithm::convolution_direct);
     } catch (const dnnl::error &) {
     }
-  }
-  try {
-    if (!P)
-      P = Create(ConvSrc, ConvDst);
-  } catch (const dnnl::error &) {
-  }
-  // Shapes with no jit implementation on these layouts: oneDNN chooses.
-  if (!P || IsReference(*P))
-    P = Create(Any(SrcDesc.dims(), Compute), Any(DstDesc.dims(), Compute));
+    // Shapes with no jit implementation on these layouts: oneDNN chooses.
+    if (!PD || std::string(PD.impl_info_str()).rfind("ref", 0) == 0)
+      PD = Create(Any(SrcDesc.dims(), Compute), Any(DstDesc.dims(), Compute),
+                  dnnl::algorithm::convolution_direct);
+    return PD;
+  };
+  const dnnl::convolution_backward_data::primitive_desc DataPD =
+      Choose(CreateData, ConvPass::BackwardData);
+  const dnnl::convolution_backward_weights::primitive_desc WeightsPD =
+      Choose(CreateWeights, ConvPass::BackwardWeights);
 
   K.addOperand(SrcDesc);
   K.addOperand(WeightsDesc);
@@ -392,21 +400,21 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
               PD.scratchpad_desc());
     K.finishOutput(MatmulDiffWeightsSlot, DiffWeights);
   } else {
-    memory Src = K.inputIn(SrcSlot, P->Weights.src_desc());
-    DiffDst = K.inputIn(DiffDstSlot, P->Weights.diff_dst_desc());
+    memory Src = K.inputIn(SrcSlot, WeightsPD.src_desc());
+    DiffDst = K.inputIn(DiffDstSlot, WeightsPD.diff_dst_desc());
     memory DiffWeights =
-        K.outputIn(DiffWeightsSlot, P->Weights.diff_weights_desc());
+        K.outputIn(DiffWeightsSlot, WeightsPD.diff_weights_desc());
     std::vector<std::pair<int, memory>> Args = {
         {DNNL_ARG_SRC, Src},
         {DNNL_ARG_DIFF_DST, DiffDst},
         {DNNL_ARG_DIFF_WEIGHTS, DiffWeights}};
     memory DiffBias;
     if (D.has_bias) {
-      DiffBias = K.outputIn(DiffBiasSlot, P->Weights.diff_bias_desc());
+      DiffBias = K.outputIn(DiffBiasSlot, WeightsPD.diff_bias_desc());
       Args.push_back({DNNL_ARG_DIFF_BIAS, DiffBias});
     }
-    K.addStep(dnnl::convolution_backward_weights(P->Weights), Args,
-              P->Weights.scratchpad_desc());
+    K.addStep(dnnl::convolution_backward_weights(WeightsPD), Args,
+              WeightsPD.scratchpad_desc());
     K.finishOutput(DiffWeightsSlot, DiffWeights);
     if (D.has_bias)
       K.finishOutput(DiffBiasSlot, DiffBias);
@@ -437,16 +445,16 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
   }
 
   // Both primitives usually want the same grad_output layout: one reorder.
-  memory DataDiffDst = DiffDst && P->Data.diff_dst_desc() == DiffDst.get_desc()
+  memory DataDiffDst = DiffDst && DataPD.diff_dst_desc() == DiffDst.get_desc()
                            ? DiffDst
-                           : K.inputIn(DiffDstSlot, P->Data.diff_dst_desc());
-  memory Weights = K.inputIn(WeightsSlot, P->Data.weights_desc());
-  memory DiffSrc = K.outputIn(DiffSrcSlot, P->Data.diff_src_desc());
-  K.addStep(dnnl::convolution_backward_data(P->Data),
+                           : K.inputIn(DiffDstSlot, DataPD.diff_dst_desc());
+  memory Weights = K.inputIn(WeightsSlot, DataPD.weights_desc());
+  memory DiffSrc = K.outputIn(DiffSrcSlot, DataPD.diff_src_desc());
+  K.addStep(dnnl::convolution_backward_data(DataPD),
             {{DNNL_ARG_DIFF_DST, DataDiffDst},
              {DNNL_ARG_WEIGHTS, Weights},
              {DNNL_ARG_DIFF_SRC, DiffSrc}},
-            P->Data.scratchpad_desc());
+            DataPD.scratchpad_desc());
   K.finishOutput(DiffSrcSlot, DiffSrc);
 }
 

@@ -125,15 +125,19 @@ void fastnn::cpu::appendActivation(dnnl::post_ops &Ops, int64_t PostOp) {
   }
 }
 
-bool fastnn::cpu::winogradPays(const fnn_conv2d_desc &D) {
+bool fastnn::cpu::winogradPays(const fnn_conv2d_desc &D, ConvPass Pass) {
   const runtime::Conv2dFilter F = runtime::conv2dFilter(D);
   const bool Nhwc = D.layout == FNN_NHWC;
   const int64_t OutHeight = D.output.dims[Nhwc ? 1 : 2],
                 OutWidth = D.output.dims[Nhwc ? 2 : 3];
+  const bool Enough = Pass == ConvPass::Forward ? F.In >= 48
+                      : Pass == ConvPass::BackwardData
+                          ? F.In >= 32 && F.Out >= 32
+                          : F.Out >= 32;
   return D.dtype == FNN_F32 && D.groups == 1 && F.Height == 3 && F.Width == 3 &&
          D.strides[0] == 1 && D.strides[1] == 1 && D.dilations[0] == 1 &&
          D.dilations[1] == 1 && F.In % 16 == 0 && F.Out % 16 == 0 &&
-         OutHeight >= 14 && OutWidth >= 14;
+         OutHeight >= 14 && OutWidth >= 14 && Enough;
 }
 
 dnnl::primitive_attr fastnn::cpu::makeAttr(const dnnl::post_ops &Ops) {

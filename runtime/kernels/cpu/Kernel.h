@@ -117,17 +117,27 @@ dnnl::primitive_attr makeAttr(const dnnl::post_ops &Ops);
 /// FNN_POST_RELU6; nothing for FNN_POST_NONE) to \p Ops.
 void appendActivation(dnnl::post_ops &Ops, int64_t PostOp);
 
-/// Whether convolution \p D (float32) is one where oneDNN's Winograd
-/// F(4x4, 3x3) kernel (jit_wino_4x3, on channel-blocked nChw16c
-/// activations) beats its direct ones: a 3x3, unstrided, undilated,
-/// ungrouped convolution with at least 14x14 output pixels and whole
-/// 16-channel blocks. Measured on 2 AVX-512 cores (ResNet-50's shapes,
-/// batch 8, forward and both backward passes): 2x the direct kernels at
-/// 56x56 and 28x28, 1.6x at 14x14, slower at 7x7. It computes in float32
-/// with a relative rms difference from the direct kernels of ~1e-6 (the
-/// size of float32 summation-order differences over 576 products), so it
-/// is the fastest float32 algorithm, not a lower precision.
-bool winogradPays(const fnn_conv2d_desc &D);
+/// A convolution's three passes, which oneDNN computes with primitives of
+/// their own (and which may take different algorithms).
+enum class ConvPass { Forward, BackwardData, BackwardWeights };
+
+/// Whether pass \p Pass of convolution \p D (float32) is one where
+/// oneDNN's Winograd F(4x4, 3x3) kernel (jit_wino_4x3, on channel-blocked
+/// nChw16c activations) beats its direct ones: a 3x3, unstrided,
+/// undilated, ungrouped convolution with at least 14x14 output pixels and
+/// whole 16-channel blocks, and channels enough for the pass. Measured on 2
+/// AVX-512 cores (ResNet-50's and Inception-v3's shapes, batch 4-8): 2x the
+/// direct kernels at 56x56 and 28x28 with 64 channels and more, 1.6x at
+/// 14x14, slower at 7x7. With fewer channels the transforms dominate: the
+/// forward pass, reducing over the input channels, is slower below 48 of
+/// them (32 -> 64 at 147x147: 17.6 against 13.3 ms); the backward-data pass,
+/// reducing over the output channels, gains nothing at 16 of either; the
+/// backward-weights pass, reducing over the pixels, still gains 2.2x at
+/// 16 -> 32 but not at 16 -> 16. It computes in float32 with a relative rms
+/// difference from the direct kernels of ~1e-6 (the size of float32
+/// summation-order differences over 576 products), so it is the fastest
+/// float32 algorithm, not a lower precision.
+bool winogradPays(const fnn_conv2d_desc &D, ConvPass Pass);
 
 /// Op-specific state a kernel's *_forward needs besides its steps (e.g. the
 /// buffers batch norm folds its statistics into before the primitive runs).

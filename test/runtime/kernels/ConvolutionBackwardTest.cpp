@@ -164,8 +164,11 @@ const ConvCase Cases[] = {
     {2, 32, 6, 6, 16, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
     {2, 32, 7, 7, 48, 1, 1, 1, {2, 2}, {0, 0, 0, 0}, {1, 1}, false},
     {1, 32, 6, 6, 32, 3, 3, 32, {1, 1}, {1, 1, 1, 1}, {1, 1}, true},
-    // 3x3, unit stride, 16-channel blocks, 14x14 output: Winograd.
+    // 3x3, unit stride, 16-channel blocks, 14x14 output: Winograd for the
+    // weight gradient (and not the input gradient, with 16 input channels),
+    // then for both.
     {2, 16, 14, 14, 32, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, true, 1e-4},
+    {1, 32, 14, 14, 32, 3, 3, 1, {1, 1}, {1, 1, 1, 1}, {1, 1}, false, 1e-4},
 };
 
 INSTANTIATE_TEST_SUITE_P(
