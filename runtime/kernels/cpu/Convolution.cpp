@@ -113,8 +113,7 @@ void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
   const ConvOperands Plain = convOperands(D);
   const memory::desc &SrcDesc = Plain.Src, &DstDesc = Plain.Dst;
   auto Create = [&](const memory::desc &Src, const memory::desc &Dst,
-                    dnnl::algorithm Algorithm =
-                        dnnl::algorithm::convolution_direct) {
+                    dnnl::algorithm Algorithm) {
     return dnnl::convolution_forward::primitive_desc(
         inferenceDesc(D, Plain, Src, Dst, Algorithm), makeAttr(D.post_op),
         K.device().Engine);
@@ -138,30 +137,10 @@ void addConvSteps(CpuKernel &K, const fnn_conv2d_desc &D, ConvSlots S) {
     ConvSrc = G == 1 && C < 16 ? ConvSrc : Blocked(SrcDesc);
     ConvDst = Blocked(DstDesc);
   }
-  dnnl::convolution_forward::primitive_desc PD;
   // Winograd runs on nChw16c only, so NHWC operands are reordered around
   // it too; at the shapes where it pays that costs less than it saves.
-  if (winogradPays(D, ConvPass::Forward)) {
-    try {
-      PD = Create(Blocked(SrcDesc), Blocked(DstDesc),
-                  dnnl::algorithm::convolution_winograd);
-    } catch (const dnnl::error &) {
-    }
-  }
-  try {
-    if (!PD)
-      PD = Create(ConvSrc, ConvDst);
-  } catch (const dnnl::error &) {
-  }
-  // Some shapes (grouped convolutions whose groups are not whole channel
-  // blocks) have no jit implementation on these layouts, only the reference
-  // one: then oneDNN chooses the layouts itself.
-  if (!PD || std::string(PD.impl_info_str()).rfind("ref", 0) == 0) {
-    auto Any = [&](const memory::desc &M) {
-      return memory::desc(M.dims(), Compute, memory::format_tag::any);
-    };
-    PD = Create(Any(SrcDesc), Any(DstDesc));
-  }
+  const dnnl::convolution_forward::primitive_desc PD =
+      chooseConvPrimitive(D, ConvPass::Forward, ConvSrc, ConvDst, Create);
 
   addConvStep(K, D, PD, K.inputIn(S.Src, PD.src_desc()), S);
 }

@@ -336,30 +336,12 @@ void build(CpuKernel &K, const fnn_conv2d_desc &D) {
     ConvSrc = G == 1 && C < 16 ? ConvSrc : Blocked(SrcDesc);
     ConvDst = Blocked(DstDesc);
   }
-  auto Choose = [&](auto Create, ConvPass Pass) {
-    decltype(Create(ConvSrc, ConvDst, dnnl::algorithm::convolution_direct)) PD;
-    if (winogradPays(D, Pass)) {
-      try {
-        PD = Create(Blocked(SrcDesc), Blocked(DstDesc),
-                    dnnl::algorithm::convolution_winograd);
-      } catch (const dnnl::error &) {
-      }
-    }
-    try {
-      if (!PD)
-        PD = Create(ConvSrc, ConvDst, dnnl::algorithm::convolution_direct);
-    } catch (const dnnl::error &) {
-    }
-    // Shapes with no jit implementation on these layouts: oneDNN chooses.
-    if (!PD || std::string(PD.impl_info_str()).rfind("ref", 0) == 0)
-      PD = Create(Any(SrcDesc.dims(), Compute), Any(DstDesc.dims(), Compute),
-                  dnnl::algorithm::convolution_direct);
-    return PD;
-  };
   const dnnl::convolution_backward_data::primitive_desc DataPD =
-      Choose(CreateData, ConvPass::BackwardData);
+      chooseConvPrimitive(D, ConvPass::BackwardData, ConvSrc, ConvDst,
+                          CreateData);
   const dnnl::convolution_backward_weights::primitive_desc WeightsPD =
-      Choose(CreateWeights, ConvPass::BackwardWeights);
+      chooseConvPrimitive(D, ConvPass::BackwardWeights, ConvSrc, ConvDst,
+                          CreateWeights);
 
   K.addOperand(SrcDesc);
   K.addOperand(WeightsDesc);

@@ -139,6 +139,41 @@ enum class ConvPass { Forward, BackwardData, BackwardWeights };
 /// float32 algorithm, not a lower precision.
 bool winogradPays(const fnn_conv2d_desc &D, ConvPass Pass);
 
+/// The primitive descriptor of pass \p Pass of convolution \p D that
+/// \p Create (Src, Dst, algorithm) makes: Winograd on nChw16c where
+/// winogradPays, else direct on \p Src and \p Dst, else, where those
+/// layouts have only oneDNN's reference implementation (grouped
+/// convolutions whose groups are not whole channel blocks), direct on the
+/// layouts oneDNN chooses.
+template <typename CreateFn>
+auto chooseConvPrimitive(const fnn_conv2d_desc &D, ConvPass Pass,
+                         const dnnl::memory::desc &Src,
+                         const dnnl::memory::desc &Dst, CreateFn Create)
+    -> decltype(Create(Src, Dst, dnnl::algorithm::convolution_direct)) {
+  auto As = [](const dnnl::memory::desc &M, dnnl::memory::format_tag Tag) {
+    return dnnl::memory::desc(M.dims(), M.data_type(), Tag);
+  };
+  decltype(Create(Src, Dst, dnnl::algorithm::convolution_direct)) PD;
+  if (winogradPays(D, Pass)) {
+    try {
+      PD = Create(As(Src, dnnl::memory::format_tag::nChw16c),
+                  As(Dst, dnnl::memory::format_tag::nChw16c),
+                  dnnl::algorithm::convolution_winograd);
+    } catch (const dnnl::error &) {
+    }
+  }
+  try {
+    if (!PD)
+      PD = Create(Src, Dst, dnnl::algorithm::convolution_direct);
+  } catch (const dnnl::error &) {
+  }
+  if (!PD || std::string(PD.impl_info_str()).rfind("ref", 0) == 0)
+    PD = Create(As(Src, dnnl::memory::format_tag::any),
+                As(Dst, dnnl::memory::format_tag::any),
+                dnnl::algorithm::convolution_direct);
+  return PD;
+}
+
 /// Op-specific state a kernel's *_forward needs besides its steps (e.g. the
 /// buffers batch norm folds its statistics into before the primitive runs).
 struct KernelState {
